@@ -1,0 +1,3 @@
+"""flarespec: a declarative YAML-spec validator framework."""
+
+__version__ = "0.1.0"

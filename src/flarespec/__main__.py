@@ -1,0 +1,3 @@
+from flarespec.cli import main
+
+main()
