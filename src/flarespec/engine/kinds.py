@@ -1,0 +1,424 @@
+"""Assertion kinds: each a small function that yields failures, registered by name.
+
+Modelled on python-jsonschema's ``_keywords.py``. A kind receives the evaluation context,
+what the rule's ``given`` selected, and its argument (with every ``{ref: ...}`` already
+resolved for the current binding). It yields ``Failure`` objects and nothing else.
+
+* An ordinary kind is called once per match, with a ``Match``.
+* A *collective* kind (``count``, ``unique``, ``order_equals`` …) is called once with the
+  list of all matches.
+* A kind with ``accepts_empty`` handles "matched nothing" itself (``absent``, ``count``);
+  for every other kind the engine reports an empty selection as a violation.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from flarespec.engine.paths import Match
+
+
+@dataclass(frozen=True)
+class Failure:
+    message: str
+    expected: Any = None
+    actual: Any = None
+    location: str | None = None
+    file: str | None = None  # when the failure is in another file than the rule's selection
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    function: Callable
+    collective: bool
+    accepts_empty: bool
+    # how a change of the argument moves the rule; used by `spec diff` ("tighter when larger", …)
+    order: str | None
+    doc: str
+
+
+KINDS: dict[str, Kind] = {}
+
+
+def assertion(name: str, *, collective: bool = False, accepts_empty: bool = False,
+              order: str | None = None):
+    def register(function):
+        KINDS[name] = Kind(name, function, collective, accepts_empty, order,
+                           (function.__doc__ or "").strip())
+        return function
+    return register
+
+
+# --------------------------------------------------------------------------- helpers
+
+JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def strict_equal(left: Any, right: Any) -> bool:
+    """Type-strict deep equality: True != 1, 1 != 1.0, key order irrelevant."""
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, dict):
+        return left.keys() == right.keys() and all(strict_equal(left[k], right[k]) for k in left)
+    if isinstance(left, list):
+        return len(left) == len(right) and all(map(strict_equal, left, right))
+    return left == right
+
+
+def differences(left: Any, right: Any, location: str = "$") -> Iterator[tuple[str, str, Any, Any]]:
+    """Every place where ``left`` and ``right`` differ: (kind, location, left, right).
+
+    kind is "extra" (only in left), "missing" (only in right) or "value".
+    """
+    from flarespec.engine.paths import child_location
+
+    if isinstance(left, dict) and isinstance(right, dict):
+        for key in left:
+            where = child_location(location, key)
+            if key not in right:
+                yield "extra", where, left[key], None
+            else:
+                yield from differences(left[key], right[key], where)
+        for key in right:
+            if key not in left:
+                yield "missing", child_location(location, key), None, right[key]
+    elif isinstance(left, list) and isinstance(right, list) and len(left) == len(right):
+        for index, (a, b) in enumerate(zip(left, right)):
+            yield from differences(a, b, f"{location}[{index}]")
+    elif not strict_equal(left, right):
+        yield "value", location, left, right
+
+
+def _canonical(value: Any) -> str:
+    # type-strict identity for hashing: 1 and 1.0 and True must stay distinct
+    return json.dumps(value, sort_keys=True, allow_nan=True, default=repr) + json_type(value)
+
+
+def _bounds(arg: dict, measured: float, what: str) -> Iterator[Failure]:
+    if "equals" in arg and measured != arg["equals"]:
+        yield Failure(f"{what} is {measured}, expected {arg['equals']}", arg["equals"], measured)
+    if "min" in arg and measured < arg["min"]:
+        yield Failure(f"{what} is {measured}, expected at least {arg['min']}", arg["min"], measured)
+    if "max" in arg and measured > arg["max"]:
+        yield Failure(f"{what} is {measured}, expected at most {arg['max']}", arg["max"], measured)
+
+
+# --------------------------------------------------------------------------- kinds
+
+@assertion("present", collective=True, accepts_empty=True)
+def present(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+    """The selection matches at least one place."""
+    if arg and not matches:
+        yield Failure("nothing present here", "present", "absent")
+
+
+@assertion("absent", collective=True, accepts_empty=True)
+def absent(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+    """The selection matches nothing."""
+    if arg:
+        for match in matches:
+            yield Failure("must be absent", "absent", match.value, match.location)
+
+
+@assertion("type")
+def type_(ctx, match: Match, arg) -> Iterator[Failure]:
+    """JSON type: null, boolean, integer (a JSON integer token), number, string, array, object."""
+    allowed = [arg] if isinstance(arg, str) else list(arg)
+    actual = json_type(match.value)
+    if actual in allowed or (actual == "integer" and "number" in allowed):
+        return
+    yield Failure(f"is {actual}, expected {' or '.join(allowed)}", allowed, actual)
+
+
+@assertion("equals")
+def equals(ctx, match: Match, arg) -> Iterator[Failure]:
+    """Type-strict deep equality with a value, a constant or (via {ref}) another location."""
+    if not strict_equal(match.value, arg):
+        yield Failure("differs from the expected value", arg, match.value)
+
+
+@assertion("one_of")
+def one_of(ctx, match: Match, arg) -> Iterator[Failure]:
+    """Type-strict membership in a list."""
+    if not any(strict_equal(match.value, option) for option in arg):
+        yield Failure("is not one of the allowed values", arg, match.value)
+
+
+@assertion("regex")
+def regex(ctx, match: Match, arg) -> Iterator[Failure]:
+    """A string matching the pattern (Python `re.search`; anchor with ^ and $)."""
+    value = match.value
+    if not isinstance(value, str) or not re.search(arg, value):
+        yield Failure(f"does not match /{arg}/", arg, value)
+
+
+@assertion("starts_with")
+def starts_with(ctx, match: Match, arg) -> Iterator[Failure]:
+    """A string that begins with the given text."""
+    if not isinstance(match.value, str) or not match.value.startswith(arg):
+        yield Failure(f"does not begin with {arg!r}", arg, match.value)
+
+
+@assertion("range")
+def range_(ctx, match: Match, arg) -> Iterator[Failure]:
+    """A number within bounds: {min, max, exclusive_min, exclusive_max}."""
+    value = match.value
+    if not is_number(value):
+        yield Failure(f"is {json_type(value)}, expected a number", "number", value)
+        return
+    checks = (("min", lambda v, b: v >= b, "at least"), ("max", lambda v, b: v <= b, "at most"),
+              ("exclusive_min", lambda v, b: v > b, "more than"),
+              ("exclusive_max", lambda v, b: v < b, "less than"))
+    for key, holds, words in checks:
+        if key in arg and not holds(value, arg[key]):
+            yield Failure(f"is {value}, expected {words} {arg[key]}", {key: arg[key]}, value)
+
+
+@assertion("finite")
+def finite(ctx, match: Match, arg) -> Iterator[Failure]:
+    """A number that is neither NaN nor infinite."""
+    value = match.value
+    if arg and not (is_number(value) and math.isfinite(value)):
+        yield Failure("is not a finite number", "finite number", value)
+
+
+@assertion("integral")
+def integral(ctx, match: Match, arg) -> Iterator[Failure]:
+    """A number with no fractional part (12 and 12.0 both pass; NaN and ±inf fail)."""
+    value = match.value
+    if arg and not (is_number(value) and math.isfinite(value) and float(value).is_integer()):
+        yield Failure("is not an integral number", "integral number", value)
+
+
+@assertion("length", order="bounds")
+def length(ctx, match: Match, arg) -> Iterator[Failure]:
+    """Length of an array, string or object: {equals, min, max}."""
+    value = match.value
+    if not isinstance(value, (list, str, dict)):
+        yield Failure(f"is {json_type(value)}, has no length", arg, value)
+        return
+    yield from _bounds(arg, len(value), "length")
+
+
+@assertion("count", collective=True, accepts_empty=True, order="bounds")
+def count(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+    """Number of places the selection matched: {equals, min, max}."""
+    yield from _bounds(arg, len(matches), "match count")
+
+
+@assertion("unique", collective=True)
+def unique(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+    """The matched values are pairwise distinct (type-strict)."""
+    if not arg:
+        return
+    seen: dict[str, str] = {}
+    for match in matches:
+        key = _canonical(match.value)
+        if key in seen:
+            yield Failure(f"duplicate of the value at {seen[key]}", "unique", match.value,
+                          match.location)
+        else:
+            seen[key] = match.location
+
+
+@assertion("order_equals", collective=True, accepts_empty=True)
+def order_equals(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+    """The matched values, in order, equal a reference list (type-strict).
+
+    The list is literal, a {ref}, or generated: {format: "r{r}.{kind}", product: {r: {range: 2},
+    kind: [a, b]}} expands the template over the cartesian product, leftmost key outermost.
+    """
+    expected = expand_list(arg)
+    actual = [m.value for m in matches]
+    if len(actual) == len(expected) and all(map(strict_equal, actual, expected)):
+        return
+    missing = [v for v in expected if not any(strict_equal(v, a) for a in actual)]
+    extra = [v for v in actual if not any(strict_equal(v, e) for e in expected)]
+    duplicated = [v for i, v in enumerate(actual) if any(strict_equal(v, a) for a in actual[:i])]
+    parts = []
+    if missing:
+        parts.append(f"missing {_short_list(missing)}")
+    if extra:
+        parts.append(f"unexpected {_short_list(extra)}")
+    if duplicated:
+        parts.append(f"duplicated {_short_list(duplicated)}")
+    if not parts:
+        first = next(i for i, (a, e) in enumerate(zip(actual, expected)) if not strict_equal(a, e))
+        parts.append(f"out of order from position {first}: {actual[first]!r} where "
+                     f"{expected[first]!r} belongs")
+    yield Failure("; ".join(parts), expected, actual)
+
+
+def _short_list(values: list, limit: int = 5) -> str:
+    shown = ", ".join(json.dumps(v) for v in values[:limit])
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+
+
+def expand_list(arg) -> list:
+    if isinstance(arg, list):
+        return arg
+    if not isinstance(arg, dict) or "format" not in arg:
+        raise ValueError("order_equals wants a list or {format, product}")
+    axes: list[tuple[str, list]] = []
+    for name, values in (arg.get("product") or {}).items():
+        if isinstance(values, dict) and "range" in values:
+            stop = values["range"]
+            if not isinstance(stop, int) or isinstance(stop, bool) or stop < 0:
+                raise ValueError(f"range for {name!r} needs a non-negative integer, got {stop!r}")
+            values = list(range(stop))
+        if not isinstance(values, list):
+            raise ValueError(f"product axis {name!r} must be a list or {{range: n}}")
+        axes.append((name, values))
+    combinations: list[dict] = [{}]
+    for name, values in axes:
+        combinations = [{**combo, name: value} for combo in combinations for value in values]
+    return [arg["format"].format(**combo) for combo in combinations]
+
+
+@assertion("monotonic", collective=True)
+def monotonic(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+    """The matched numbers, in order, are non_decreasing (or increasing)."""
+    strict = arg == "increasing"
+    previous: Match | None = None
+    for match in matches:
+        if not is_number(match.value):
+            yield Failure(f"is {json_type(match.value)}, expected a number", "number",
+                          match.value, match.location)
+            return
+        if previous is not None and (match.value < previous.value or
+                                     (strict and match.value == previous.value)):
+            yield Failure(f"{match.value} follows {previous.value} at {previous.location}; "
+                          f"expected {arg.replace('_', '-')} values", arg, match.value,
+                          match.location)
+        previous = match
+
+
+@assertion("keys")
+def keys(ctx, match: Match, arg) -> Iterator[Failure]:
+    """An object whose set of keys is exactly the given list (order irrelevant)."""
+    value = match.value
+    if not isinstance(value, dict):
+        yield Failure(f"is {json_type(value)}, expected an object", "object", value)
+        return
+    expected = list(arg)
+    missing = [k for k in expected if k not in value]
+    extra = [k for k in value if k not in expected]
+    if missing or extra:
+        detail = "; ".join(p for p in (missing and f"missing keys {_short_list(missing)}",
+                                       extra and f"unexpected keys {_short_list(extra)}") if p)
+        yield Failure(detail, sorted(expected), sorted(value))
+
+
+@assertion("same_as")
+def same_as(ctx, match: Match, arg) -> Iterator[Failure]:
+    """Type-strict deep equality with another value, optionally allowing named extra keys.
+
+    {other: {ref: ...}, allow_extra: {keys: [dotted.key, ...], when: <condition>}}: the listed
+    keys may be present in the given value alone, and only while the condition holds.
+    """
+    allowed = set()
+    extra = arg.get("allow_extra") or {}
+    if extra and extra.get("when", True):
+        allowed = {"$." + key for key in extra.get("keys", [])}
+    for kind, location, mine, theirs in differences(match.value, arg.get("other")):
+        if kind == "extra" and location.replace(match.location, "$", 1) in allowed:
+            continue
+        where = location.replace("$", match.location, 1) if location.startswith("$") else location
+        if kind == "extra":
+            yield Failure(f"{where} is present here but not in the other copy", None, mine, where)
+        elif kind == "missing":
+            yield Failure(f"{where} is missing here but present in the other copy", theirs, None,
+                          where)
+        else:
+            yield Failure(f"{where} differs from the other copy", theirs, mine, where)
+
+
+@assertion("formula")
+def formula(ctx, match: Match, arg) -> Iterator[Failure]:
+    """A safe arithmetic formula over the value's fields holds: "a + b == @total"."""
+    compiled, refs = arg["compiled"], arg.get("refs") or {}
+    from flarespec.engine.formula import EvaluationError
+
+    try:
+        result = compiled.evaluate(match.value, refs, rel_tol=arg.get("rel_tol", 0.0),
+                                   abs_tol=arg.get("abs_tol", 0.0))
+    except EvaluationError as error:
+        yield Failure(f"cannot evaluate {compiled.source!r}: {error}", compiled.source, None)
+        return
+    if not getattr(result, "ok", bool(result)):
+        yield Failure(f"{compiled.source!r} does not hold: {result.left!r} {result.operator} "
+                      f"{result.right!r}", result.right, result.left)
+
+
+@assertion("not")
+def not_(ctx, match: Match, arg) -> Iterator[Failure]:
+    """The inner assertion (one kind) must fail: {not: {starts_with: "x"}}."""
+    (name, inner), = arg.items()
+    kind = KINDS[name]
+    failures = list(kind.function(ctx, [match] if kind.collective else match, inner))
+    if not failures:
+        yield Failure(f"must not satisfy {name} {inner!r}", {"not": {name: inner}}, match.value)
+
+
+@assertion("manifest_lists_all", collective=True, accepts_empty=True)
+def manifest_lists_all(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+    """An object (path -> digest) has a key for every file of the named documents."""
+    for match in matches:
+        paths = ctx.document_paths(arg)
+        for path in sorted(paths - set(match.value or {})):
+            yield Failure(f"no entry for {path}", path, None, match.location)
+
+
+@assertion("manifest_lists_only", collective=True, accepts_empty=True)
+def manifest_lists_only(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+    """An object (path -> digest) has no key other than the files of the named documents."""
+    from flarespec.engine.paths import child_location
+
+    for match in matches:
+        paths = ctx.document_paths(arg)
+        for key in match.value or {}:
+            if key not in paths:
+                yield Failure(f"entry {key} names no referenced file", None, key,
+                              child_location(match.location, key))
+
+
+@assertion("manifest_digests", collective=True, accepts_empty=True)
+def manifest_digests(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+    """Each entry (path -> SHA-256) of a referenced file equals the digest of the file's bytes."""
+    from flarespec.engine.paths import child_location
+
+    for match in matches:
+        paths = ctx.document_paths(arg)
+        for key, recorded in (match.value or {}).items():
+            if key in paths:
+                actual = ctx.digest(key)
+                if actual is not None and recorded != actual:
+                    yield Failure(f"digest of {key} differs from the file's bytes", actual,
+                                  recorded, child_location(match.location, key))

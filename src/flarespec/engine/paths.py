@@ -1,0 +1,250 @@
+"""Selections into JSON-like values: JSONPath (compiled once), pointer templates and locations.
+
+A spec names places in documents in two ways:
+
+* a JSONPath (``$.groups[*].id``) selects zero or more places; it is parsed by jsonpath-ng once,
+  at spec load. Plain paths (names, indices, ``[*]``) are then walked by a small Python loop,
+  which is several times faster than jsonpath-ng's ``find`` on large arrays; filters, slices
+  and recursive descent fall back to jsonpath-ng itself.
+* a pointer template (``/groups/{group@index}/observations/{request@index}``) addresses one
+  place whose keys depend on the current iteration. Segments are split once; only the
+  ``{...}`` placeholders are filled per binding, so nothing is re-parsed per element. A
+  segment ``[key=value]`` picks the first list element whose ``key`` equals ``value``.
+
+Every match carries its location as a normalised JSONPath string (``$.a['b.c'][0]``), which
+is what violations report.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class PathSyntaxError(ValueError):
+    """A JSONPath or pointer that cannot be parsed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    value: Any
+    location: str
+
+
+def child_location(base: str, key: Any) -> str:
+    if isinstance(key, int):
+        return f"{base}[{key}]"
+    if _IDENTIFIER.match(key):
+        return f"{base}.{key}"
+    escaped = key.replace("\\", "\\\\").replace("'", "\\'")
+    return f"{base}['{escaped}']"
+
+
+# --------------------------------------------------------------------------- JSONPath
+
+_ALL = object()
+
+
+class CompiledJsonPath:
+    """A JSONPath parsed once; ``find`` applies it to any value."""
+
+    __slots__ = ("source", "_steps", "_library_path")
+
+    def __init__(self, source: str):
+        self.source = source
+        try:
+            from jsonpath_ng.ext import parse
+            parsed = parse(source)
+        except Exception as error:  # jsonpath-ng raises several exception types
+            raise PathSyntaxError(f"invalid JSONPath {source!r}: {error}") from None
+        self._steps = _plain_steps(parsed)
+        self._library_path = None if self._steps is not None else parsed
+
+    def find(self, value: Any, base: str = "$") -> list[Match]:
+        if self._steps is None:
+            return [Match(datum.value, _join(base, _datum_keys(datum)))
+                    for datum in self._library_path.find(value)]
+        current = [Match(value, base)]
+        for step in self._steps:
+            following: list[Match] = []
+            for match in current:
+                container = match.value
+                if step is _ALL:
+                    if isinstance(container, list):
+                        following.extend(Match(item, f"{match.location}[{index}]")
+                                         for index, item in enumerate(container))
+                    elif isinstance(container, dict):
+                        following.extend(Match(item, child_location(match.location, key))
+                                         for key, item in container.items())
+                elif isinstance(step, int):
+                    if isinstance(container, list) and -len(container) <= step < len(container):
+                        index = step % len(container)
+                        following.append(Match(container[index], f"{match.location}[{index}]"))
+                elif isinstance(container, dict) and step in container:
+                    following.append(Match(container[step], child_location(match.location, step)))
+            current = following
+            if not current:
+                break
+        return current
+
+
+def _plain_steps(node) -> list | None:
+    """The path as a list of keys / indices / _ALL, or None when it needs jsonpath-ng."""
+    from jsonpath_ng import jsonpath as jp
+
+    kind = type(node).__name__
+    if isinstance(node, jp.Root) or kind == "This":
+        return []
+    if isinstance(node, jp.Child):
+        left = _plain_steps(node.left)
+        right = _plain_steps(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, jp.Fields):
+        if len(node.fields) != 1:
+            return None
+        return [_ALL if node.fields[0] == "*" else node.fields[0]]
+    if isinstance(node, jp.Index):
+        return list(node.indices) if len(node.indices) == 1 else None
+    if kind == "Wildcard":
+        return [_ALL]
+    if isinstance(node, jp.Slice) and node.start is None and node.end is None and node.step is None:
+        return [_ALL]
+    return None
+
+
+def _datum_keys(datum) -> list:
+    from jsonpath_ng import jsonpath as jp
+
+    keys: list = []
+    while datum is not None and datum.path is not None:
+        path = datum.path
+        if isinstance(path, jp.Index):
+            keys.append(path.indices[0])
+        elif isinstance(path, jp.Fields):
+            keys.append(path.fields[0])
+        datum = datum.context
+    keys.reverse()
+    return keys
+
+
+def _join(base: str, keys: list) -> str:
+    for key in keys:
+        base = child_location(base, key)
+    return base
+
+
+# --------------------------------------------------------------------------- pointers
+
+_PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
+_FILTER_SEGMENT = re.compile(r"^\[([^=\]]+)=(.*)\]$")
+
+
+@dataclass(frozen=True)
+class Template:
+    """A string with ``{placeholder}`` parts, split once."""
+
+    source: str
+    parts: tuple  # str literals and Placeholder objects, alternating
+
+    @property
+    def placeholders(self) -> tuple[str, ...]:
+        return tuple(p.text for p in self.parts if isinstance(p, _Placeholder))
+
+    def render(self, fill: Callable[[str], Any]) -> str:
+        return "".join(str(fill(p.text)) if isinstance(p, _Placeholder) else p for p in self.parts)
+
+
+def compile_template(source: str) -> Template:
+    parts: list = []
+    position = 0
+    for found in _PLACEHOLDER.finditer(source):
+        if found.start() > position:
+            parts.append(source[position:found.start()])
+        parts.append(_Placeholder(found.group(1).strip()))
+        position = found.end()
+    if position < len(source):
+        parts.append(source[position:])
+    literal = "".join(p for p in parts if isinstance(p, str))
+    if "{" in literal or "}" in literal:
+        raise PathSyntaxError(f"unbalanced braces in template {source!r}")
+    return Template(source, tuple(parts))
+
+
+@dataclass(frozen=True, slots=True)
+class _Placeholder:
+    """A placeholder's inner text, e.g. ``group.id`` or ``packet:$.run``."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Segment:
+    key: Template
+    filter_value: Template | None = None  # set for a "[key=value]" segment
+
+
+@dataclass(frozen=True)
+class PointerTemplate:
+    source: str
+    segments: tuple[Segment, ...]
+
+    @property
+    def placeholders(self) -> tuple[str, ...]:
+        found: list[str] = []
+        for segment in self.segments:
+            found.extend(segment.key.placeholders)
+            if segment.filter_value is not None:
+                found.extend(segment.filter_value.placeholders)
+        return tuple(found)
+
+    def find(self, value: Any, fill: Callable[[str], Any], base: str = "$") -> list[Match]:
+        location = base
+        for segment in self.segments:
+            if segment.filter_value is not None:
+                field_name = segment.key.render(fill)
+                wanted = segment.filter_value.render(fill)
+                if not isinstance(value, list):
+                    return []
+                for index, item in enumerate(value):
+                    if isinstance(item, dict) and item.get(field_name) == wanted:
+                        value, location = item, f"{location}[{index}]"
+                        break
+                else:
+                    return []
+                continue
+            key = segment.key.render(fill)
+            if isinstance(value, dict):
+                if key not in value:
+                    return []
+                value, location = value[key], child_location(location, key)
+            elif isinstance(value, list):
+                if not re.fullmatch(r"-?\d+", key):
+                    return []
+                index = int(key)
+                if not -len(value) <= index < len(value):
+                    return []
+                index %= len(value)
+                value, location = value[index], f"{location}[{index}]"
+            else:
+                return []
+        return [Match(value, location)]
+
+
+def compile_pointer(source: str) -> PointerTemplate:
+    if not source.startswith("/"):
+        raise PathSyntaxError(f"a pointer starts with '/': {source!r}")
+    segments = []
+    for raw in source[1:].split("/") if source != "/" else []:
+        raw = raw.replace("~1", "/").replace("~0", "~")
+        found = _FILTER_SEGMENT.match(raw)
+        if found:
+            segments.append(Segment(compile_template(found.group(1)), compile_template(found.group(2))))
+        else:
+            segments.append(Segment(compile_template(raw)))
+    return PointerTemplate(source, tuple(segments))

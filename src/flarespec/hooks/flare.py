@@ -1,0 +1,125 @@
+"""Flare hooks: what the Flare specs need that YAML should not spell.
+
+Only arithmetic lives here: the delivery-TTFT median and the counter, delta and conservation
+sums over idle /metrics snapshots. Which documents, fields, counters and numbers they apply to
+comes from the spec's arguments; every check a general assertion kind can express is in YAML.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Iterator
+
+from flarespec.engine.hooks import Failure, MetricResult, check_hook, metric_hook
+
+
+def _sample(values: dict | None, name: str):
+    """The single unlabelled value of ``name`` in a loaded snapshot's ``unlabelled`` map."""
+    found = (values or {}).get(name)
+    if not isinstance(found, list) or len(found) != 1:
+        return None
+    value = found[0]
+    return value if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+@metric_hook("flare.delivery_ttft_median")
+def delivery_ttft_median(ctx, samples, args) -> MetricResult:
+    """Median over requests of the arrival time of the first event carrying token ids.
+
+    Each sample is one request's event list (raw client observations, never a summary).
+    An event with several token ids is one arrival: its single timestamp is used as is.
+    """
+    time_field, tokens_field = args["time_field"], args["tokens_field"]
+    per_request = []
+    for label, values in samples:
+        events = values[0] if len(values) == 1 and isinstance(values[0], list) else None
+        if events is None:
+            raise ValueError(f"{label}: no event list")
+        first = next((e for e in events if isinstance(e, dict) and e.get(tokens_field)), None)
+        if first is None:
+            raise ValueError(f"{label}: no event carries {tokens_field}")
+        arrival = first.get(time_field)
+        if isinstance(arrival, bool) or not isinstance(arrival, int):
+            raise ValueError(f"{label}: {time_field} is not an integer")
+        per_request.append({"request": label, "seq": first.get("seq"), time_field: arrival})
+    value = statistics.median(entry[time_field] for entry in per_request)
+    return MetricResult(value, per_request, {"requests": len(per_request),
+                                             "statistic": "statistics.median"})
+
+
+@check_hook("flare.counter_delta")
+def counter_delta(ctx, args) -> Iterator[Failure]:
+    """A counter moves from the before- to the after-snapshot by exactly the expected amount.
+
+    Expected: ``per_request`` times the number of ``requests``, or the sum of ``sum_field``
+    (a dotted path) over ``observations``.
+    """
+    counter = args["counter"]
+    before, after = _sample(args["before"], counter), _sample(args["after"], counter)
+    if before is None or after is None:
+        return  # a missing or malformed sample is the snapshot rules' violation, not this one
+    if "sum_field" in args:
+        expected = 0
+        for observation in args["observations"] or []:
+            value = observation
+            for part in args["sum_field"].split("."):
+                value = value.get(part) if isinstance(value, dict) else None
+            if isinstance(value, bool) or not isinstance(value, int):
+                yield Failure(f"cannot sum {args['sum_field']}: {value!r} is not an integer",
+                              "integer", value)
+                return
+            expected += value
+    else:
+        expected = args["per_request"] * len(args["requests"] or [])
+    if after - before != expected:
+        yield Failure(f"{counter} moved by {after - before:g} ({before:g} -> {after:g}), "
+                      f"expected {expected}", expected, after - before,
+                      location=f"$.unlabelled.{counter}")
+
+
+@check_hook("flare.counters_monotonic")
+def counters_monotonic(ctx, args) -> Iterator[Failure]:
+    """No counter decreases from a group's before-snapshot to its after-snapshot."""
+    for counter in args["counters"]:
+        before, after = _sample(args["before"], counter), _sample(args["after"], counter)
+        if before is not None and after is not None and after < before:
+            yield Failure(f"{counter} decreased from {before:g} to {after:g}", f">= {before:g}",
+                          after, location=f"$.unlabelled.{counter}")
+
+
+@check_hook("flare.conservation")
+def conservation(ctx, args) -> Iterator[Failure]:
+    """The named gauges of one snapshot add up to a prepared total."""
+    parts = [_sample(args["snapshot"], name) for name in args["parts"]]
+    total = args["total"]
+    if any(part is None for part in parts):
+        return  # reported by the snapshot sample rules
+    if isinstance(total, bool) or not isinstance(total, (int, float)):
+        yield Failure(f"the prepared total is {total!r}, not a number", "number", total)
+        return
+    if sum(parts) != total:
+        yield Failure(f"{' + '.join(args['parts'])} = {sum(parts):g}, expected {total}", total,
+                      sum(parts), location="$.unlabelled")
+
+
+@check_hook("flare.counter_continuity")
+def counter_continuity(ctx, args) -> Iterator[Failure]:
+    """A group's before-counters equal the previous group's after-counters (a warning)."""
+    group_name, phase_name = args["group_iteration"], args["phase_iteration"]
+    index = ctx.binding(group_name).index
+    if index == 0:
+        return
+    previous_after = next(
+        (scope for scope in ctx.scopes(phase_name)
+         if scope[group_name].index == index - 1 and scope[phase_name].index == args["after_phase"]),
+        None)
+    if previous_after is None:
+        return
+    found = ctx.matches(args["snapshot"], previous_after)
+    previous = found[0].value if found else None
+    for counter in args["counters"]:
+        was, now = _sample(previous, counter), _sample(args["before"], counter)
+        if was is not None and now is not None and was != now:
+            yield Failure(f"{counter} is {now:g} here but {was:g} at the end of the previous "
+                          f"group", was, now, location=f"$.unlabelled.{counter}")

@@ -1,0 +1,372 @@
+"""Compilation: a resolved spec becomes objects the engine runs, with every name checked.
+
+Everything expensive or fallible happens here, once per spec load: JSONPaths and pointers are
+parsed, formulas compiled, assertion kinds and hooks looked up in their registries, and every
+reference checked against the documents, iterations and constants in scope. Errors name the
+spec file, line and column of the offending key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from flarespec.engine.formula import FormulaError, compile_formula
+from flarespec.engine.hooks import HOOKS, discover
+from flarespec.engine.kinds import KINDS, Kind
+from flarespec.engine.paths import PathSyntaxError, Template, compile_template
+from flarespec.engine.refs import ArgRef, Condition, Ref, compile_ref
+from flarespec.loaders import KNOWN_LOADERS
+from flarespec.spec.errors import SpecInvalid, SpecIssue
+from flarespec.spec.resolve import ResolvedSpec
+from flarespec.spec.yamlmarks import plain
+
+CONSTANTS = "constants"
+
+
+@dataclass(frozen=True)
+class CompiledDocument:
+    name: str
+    loader: str
+    options: dict
+    entry: bool
+    path: Template | None
+    path_from: Ref | None
+    each: str | None
+    rule_prefix: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class CompiledIteration:
+    name: str
+    over: Ref
+    parent: str | None
+    label: Template | None
+    chain: tuple[str, ...]  # outermost first, this iteration last
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    id: str
+    description: str
+    severity: str
+    for_each: str | None
+    when: Condition | None
+    given: Ref | None
+    optional: bool
+    kind: Kind | None
+    arg: Any
+    hook: str | None
+    message: Template | None
+    clause: str | None
+    source: dict = field(repr=False, default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CompiledMetric:
+    key: str
+    unit: str
+    contract: dict
+    hook: str
+    for_each: str | None
+    when: Condition | None
+    given: Ref
+    label: Template | None
+    args: Any
+
+
+@dataclass
+class CompiledSpec:
+    resolved: ResolvedSpec
+    constants: dict
+    documents: dict[str, CompiledDocument]
+    iterations: dict[str, CompiledIteration]
+    rules: list[CompiledRule]
+    identities: dict[str, Any]
+    pair: list[dict]
+    metric: CompiledMetric | None
+    applies_to: Condition | None
+    hook_modules: set[str]
+
+    @property
+    def id(self) -> str:
+        return self.resolved.id
+
+    @property
+    def entry(self) -> CompiledDocument:
+        return next(d for d in self.documents.values() if d.entry)
+
+
+def compile_spec(resolved: ResolvedSpec) -> CompiledSpec:
+    return _Compiler(resolved).run()
+
+
+class _Compiler:
+    def __init__(self, resolved: ResolvedSpec):
+        self.resolved = resolved
+        self.data = resolved.data
+        self.issues: list[SpecIssue] = []
+        self.constants = plain(self.data.get("constants", {}))
+        self.document_specs = self.data.get("documents", {})
+        self.iteration_specs = self.data.get("iterations", {})
+        self.hook_modules: set[str] = set()
+        discover()
+
+    # ---------------------------------------------------------------- helpers
+    def issue(self, message: str, container, key=None, code="spec.invalid") -> None:
+        mark = None
+        if key is not None:
+            mark = getattr(container, "key_marks", {}).get(key)
+        self.issues.append(SpecIssue(message, mark or getattr(container, "mark", None), code))
+
+    def chain_of(self, iteration: str | None) -> tuple[str, ...]:
+        chain: list[str] = []
+        while iteration:
+            if iteration in chain or iteration not in self.iteration_specs:
+                break
+            chain.insert(0, iteration)
+            iteration = self.iteration_specs[iteration].get("parent")
+        return tuple(chain)
+
+    def ref(self, text, container, key, scope: tuple[str, ...], pinned=None) -> Ref | None:
+        try:
+            ref = compile_ref(text, pinned)
+        except PathSyntaxError as error:
+            self.issue(str(error), container, key, "spec.path-syntax")
+            return None
+        allowed_scope = scope + tuple(pinned or ())
+        target = ref.target
+        if target == CONSTANTS:
+            pass
+        elif target in self.iteration_specs:
+            if target not in allowed_scope:
+                self.issue(f"{text!r} uses iteration {target!r}, which is not bound here "
+                           f"(bound: {', '.join(scope) or 'none'})", container, key,
+                           "spec.unbound-iteration")
+        elif target in self.document_specs:
+            each = self.document_specs[target].get("each")
+            if each and each not in allowed_scope:
+                self.issue(f"document {target!r} exists once per {each!r}; bind {each!r} "
+                           f"with for_each to use it", container, key, "spec.unbound-iteration")
+        else:
+            self.issue(f"{text!r} names {target!r}, which is neither a document, an iteration "
+                       f"nor 'constants'", container, key, "spec.unknown-target")
+        for placeholder in ref.placeholders:
+            self.placeholder(placeholder, container, key, allowed_scope)
+        if ref.metadata and target not in self.document_specs:
+            self.issue(f"@{ref.metadata} exists only for documents", container, key,
+                       "spec.path-syntax")
+        return ref
+
+    def placeholder(self, text: str, container, key, scope: tuple[str, ...]) -> None:
+        if ":" in text:
+            self.ref(text, container, key, scope)
+            return
+        name = text.split(".")[0].split("@")[0]
+        if name not in scope:
+            self.issue(f"placeholder {{{text}}} uses {name!r}, which is not bound here "
+                       f"(bound: {', '.join(scope) or 'none'})", container, key,
+                       "spec.unbound-iteration")
+
+    def template(self, text, container, key, scope) -> Template | None:
+        try:
+            template = compile_template(text)
+        except PathSyntaxError as error:
+            self.issue(str(error), container, key, "spec.path-syntax")
+            return None
+        for placeholder in template.placeholders:
+            self.placeholder(placeholder, container, key, scope)
+        return template
+
+    def condition(self, source, container, key, scope) -> Condition | None:
+        kinds = [k for k in source if k != "given"]
+        if len(kinds) != 1:
+            self.issue("a condition has 'given' and exactly one assertion kind", container, key)
+            return None
+        kind = self.kind(kinds[0], source, kinds[0])
+        given = self.ref(source["given"], source, "given", scope)
+        arg = self.argument(kinds[0], source[kinds[0]], source, kinds[0], scope)
+        if kind is None or given is None:
+            return None
+        return Condition(given, kind, arg, plain(source))
+
+    def kind(self, name, container, key) -> Kind | None:
+        if name not in KINDS:
+            self.issue(f"unknown assertion kind {name!r}; known: {', '.join(sorted(KINDS))}",
+                       container, key, "spec.unknown-kind")
+            return None
+        return KINDS[name]
+
+    def argument(self, kind_name: str | None, value, container, key, scope):
+        if kind_name == "formula":
+            return self.formula(value, container, key, scope)
+        return self.walk(value, container, key, scope)
+
+    def formula(self, value, container, key, scope):
+        source = {"expr": value} if isinstance(value, str) else value
+        if not isinstance(source, dict) or not isinstance(source.get("expr"), str):
+            self.issue("formula wants a string or {expr, rel_tol, abs_tol, refs}", container, key)
+            return None
+        try:
+            compiled = compile_formula(source["expr"])
+        except FormulaError as error:
+            self.issue(f"formula: {error}", container, key, "spec.formula-syntax")
+            return None
+        refs = self.walk(source.get("refs") or {}, source, "refs", scope)
+        missing = [n for n in compiled.names if n not in refs]
+        if missing:
+            self.issue(f"formula uses @{', @'.join(missing)} but refs does not define it",
+                       container, key, "spec.formula-syntax")
+        unknown = set(source) - {"expr", "refs", "rel_tol", "abs_tol"}
+        if unknown:
+            self.issue(f"unknown formula keys {sorted(unknown)}", container, key)
+        return {"compiled": compiled, "refs": refs, "rel_tol": source.get("rel_tol", 0.0),
+                "abs_tol": source.get("abs_tol", 0.0)}
+
+    def walk(self, value, container, key, scope):
+        """Compile {ref: ...} mappings and `when` conditions anywhere inside an argument."""
+        if isinstance(value, dict):
+            if "ref" in value and set(value) <= {"ref", "default", "all", "at"}:
+                pinned = value.get("at") or {}
+                ref = self.ref(value["ref"], value, "ref", scope, pinned)
+                for name in pinned:
+                    if name not in self.iteration_specs:
+                        self.issue(f"'at' pins unknown iteration {name!r}", value, "at")
+                return ArgRef(ref, bool(value.get("all")), "default" in value,
+                              value.get("default")) if ref else None
+            if "literal" in value and len(value) == 1:
+                return plain(value["literal"])
+            result = {}
+            for item_key, item in value.items():
+                if item_key == "when" and isinstance(item, dict) and "given" in item:
+                    result[item_key] = self.condition(item, value, item_key, scope)
+                else:
+                    result[item_key] = self.walk(item, value, item_key, scope)
+            return result
+        if isinstance(value, list):
+            return [self.walk(item, value, key, scope) for item in value]
+        return value
+
+    # ---------------------------------------------------------------- sections
+    def documents(self) -> dict[str, CompiledDocument]:
+        compiled = {}
+        entries = [n for n, d in self.document_specs.items() if d.get("entry")]
+        if len(entries) != 1:
+            self.issue(f"exactly one document is the entry (entry: true); found {len(entries)}",
+                       self.data, "documents", "spec.entry")
+        for name, source in self.document_specs.items():
+            if name in self.iteration_specs or name == CONSTANTS:
+                self.issue(f"document {name!r} has the name of an iteration or of 'constants'",
+                           self.document_specs, name, "spec.name-clash")
+            if source["loader"] not in KNOWN_LOADERS:
+                self.issue(f"unknown loader {source['loader']!r}; known: "
+                           f"{', '.join(sorted(KNOWN_LOADERS))}", source, "loader",
+                           "spec.unknown-loader")
+            each = source.get("each")
+            if each and each not in self.iteration_specs:
+                self.issue(f"each names unknown iteration {each!r}", source, "each",
+                           "spec.unknown-iteration")
+            scope = self.chain_of(each)
+            if not (source.get("entry") or "path" in source or "path_from" in source):
+                self.issue("a document needs path, path_from or entry: true", source)
+            path = self.template(source["path"], source, "path", scope) if "path" in source \
+                else None
+            path_from = self.ref(source["path_from"], source, "path_from", scope) \
+                if "path_from" in source else None
+            compiled[name] = CompiledDocument(
+                name, source["loader"], plain(source.get("options", {})),
+                bool(source.get("entry")), path, path_from, each,
+                source.get("rule", f"document.{name}"), source.get("description", ""))
+        return compiled
+
+    def iterations(self) -> dict[str, CompiledIteration]:
+        compiled = {}
+        for name, source in self.iteration_specs.items():
+            parent = source.get("parent")
+            if parent and parent not in self.iteration_specs:
+                self.issue(f"parent names unknown iteration {parent!r}", source, "parent",
+                           "spec.unknown-iteration")
+                continue
+            chain = self.chain_of(name)
+            if chain[0] != name and self.iteration_specs[chain[0]].get("parent"):
+                self.issue(f"iteration {name!r} has a parent cycle", source, "parent")
+                continue
+            over = self.ref(source["over"], source, "over", chain[:-1])
+            label = self.template(source["label"], source, "label", chain) \
+                if "label" in source else None
+            if over:
+                compiled[name] = CompiledIteration(name, over, parent, label, chain)
+        return compiled
+
+    def rules(self) -> list[CompiledRule]:
+        compiled = []
+        for rule in self.data.get("rules", []):
+            for_each = rule.get("for_each")
+            if for_each and for_each not in self.iteration_specs:
+                self.issue(f"for_each names unknown iteration {for_each!r}", rule, "for_each",
+                           "spec.unknown-iteration")
+                continue
+            scope = self.chain_of(for_each)
+            when = self.condition(rule["when"], rule, "when", scope) if "when" in rule else None
+            given = self.ref(rule["given"], rule, "given", scope) if "given" in rule else None
+            kind = arg = hook = None
+            if "assert" in rule:
+                if given is None and "given" not in rule:
+                    self.issue("an assertion needs 'given'", rule, "assert")
+                (kind_name, raw_arg), = rule["assert"].items()
+                kind = self.kind(kind_name, rule["assert"], kind_name)
+                arg = self.argument(kind_name, raw_arg, rule["assert"], kind_name, scope)
+            else:
+                hook = rule["hook"]
+                if hook not in HOOKS or HOOKS[hook].role != "check":
+                    self.issue(f"unknown check hook {hook!r}; registered: "
+                               f"{', '.join(sorted(h for h in HOOKS if HOOKS[h].role == 'check'))}",
+                               rule, "hook", "spec.unknown-hook")
+                else:
+                    self.hook_modules.add(HOOKS[hook].module)
+                arg = self.walk(rule.get("args", {}), rule, "args", scope)
+            message = self.template(rule["message"], rule, "message",
+                                    scope + ("actual", "expected", "location", "file", "detail")) \
+                if "message" in rule else None
+            compiled.append(CompiledRule(
+                rule["id"], rule["description"], rule.get("severity", "error"), for_each, when,
+                given, bool(rule.get("optional")), kind, arg, hook, message, rule.get("clause"),
+                plain(rule)))
+        return compiled
+
+    def metric(self) -> CompiledMetric | None:
+        source = self.data.get("metric")
+        if not source:
+            return None
+        hook = source["hook"]
+        if hook not in HOOKS or HOOKS[hook].role != "metric":
+            self.issue(f"unknown metric hook {hook!r}", source, "hook", "spec.unknown-hook")
+        else:
+            self.hook_modules.add(HOOKS[hook].module)
+        for_each = source.get("for_each")
+        scope = self.chain_of(for_each)
+        return CompiledMetric(
+            source["key"], source["unit"], plain(source.get("contract", {})), hook, for_each,
+            self.condition(source["when"], source, "when", scope) if "when" in source else None,
+            self.ref(source["given"], source, "given", scope),
+            self.template(source["label"], source, "label", scope) if "label" in source else None,
+            self.walk(source.get("args", {}), source, "args", scope))
+
+    def run(self) -> CompiledSpec:
+        documents = self.documents()
+        iterations = self.iterations()
+        rules = self.rules()
+        identities = self.walk(self.data.get("identities", {}), self.data, "identities", ())
+        pair = plain(self.data.get("pair", []))
+        for entry in pair:
+            if entry["identity"] not in identities:
+                self.issue(f"pair rule {entry['id']!r} compares unknown identity "
+                           f"{entry['identity']!r}", self.data, "pair", "spec.unknown-identity")
+        metric = self.metric()
+        applies_to = self.condition(self.data["applies_to"], self.data, "applies_to", ()) \
+            if "applies_to" in self.data else None
+        if self.issues:
+            raise SpecInvalid(self.issues)
+        return CompiledSpec(self.resolved, self.constants, documents, iterations, rules,
+                            identities, pair, metric, applies_to, self.hook_modules)

@@ -1,0 +1,84 @@
+"""Finding and reading spec files: YAML with marks, then the meta-schema."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from flarespec.spec.errors import SpecInvalid, SpecIssue
+from flarespec.spec.metaschema import shape_errors
+from flarespec.spec.yamlmarks import Mark, MarkedDict, SpecYamlError, load_marked, mark_at
+
+
+@dataclass
+class SpecFile:
+    path: Path
+    data: MarkedDict
+    digest: str  # SHA-256 of the file's bytes
+
+    @property
+    def id(self) -> str:
+        return self.data["id"]
+
+
+def read_spec_file(path: str | Path) -> SpecFile:
+    import hashlib
+
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise SpecInvalid([SpecIssue(f"cannot read spec: {error.strerror}",
+                                     Mark(str(path), 1, 1), "spec.unreadable")]) from None
+    try:
+        data = load_marked(raw.decode("utf-8"), str(path))
+    except UnicodeDecodeError:
+        raise SpecInvalid([SpecIssue("spec is not UTF-8", Mark(str(path), 1, 1),
+                                     "spec.yaml")]) from None
+    except SpecYamlError as error:
+        raise SpecInvalid([SpecIssue(error.reason, error.mark, "spec.yaml")]) from None
+    if not isinstance(data, dict):
+        raise SpecInvalid([SpecIssue("a spec is a YAML mapping", Mark(str(path), 1, 1),
+                                     "spec.shape")])
+    issues = [SpecIssue(message, mark_at(data, where), "spec.shape")
+              for where, message in shape_errors(data)]
+    if issues:
+        raise SpecInvalid(issues)
+    return SpecFile(path, data, hashlib.sha256(raw).hexdigest())
+
+
+def bundled_spec_dir() -> Path:
+    """specs/ as installed (package flarespec.bundled_specs) or in a source checkout."""
+    import flarespec.bundled_specs as bundled
+
+    return Path(next(iter(bundled.__path__)))
+
+
+class SpecLibrary:
+    """Every spec under some directories, indexed by id (for ``extends`` and selection)."""
+
+    def __init__(self, directories: list[Path] | None = None):
+        self.directories = directories if directories is not None else [bundled_spec_dir()]
+        self._by_id: dict[str, SpecFile] | None = None
+
+    def _index(self) -> dict[str, SpecFile]:
+        if self._by_id is None:
+            self._by_id = {}
+            for directory in self.directories:
+                for path in sorted(Path(directory).rglob("*.yaml")):
+                    spec = read_spec_file(path)
+                    if spec.id in self._by_id:
+                        raise SpecInvalid([SpecIssue(
+                            f"spec id {spec.id!r} is also used by {self._by_id[spec.id].path}",
+                            spec.data.key_marks.get("id"), "spec.duplicate-id")])
+                    self._by_id[spec.id] = spec
+        return self._by_id
+
+    def add(self, spec: SpecFile) -> None:
+        self._index()[spec.id] = spec
+
+    def get(self, spec_id: str) -> SpecFile | None:
+        return self._index().get(spec_id)
+
+    def all(self) -> list[SpecFile]:
+        return list(self._index().values())

@@ -1,0 +1,130 @@
+"""The Cerberus meta-schema every spec file must satisfy before it is used.
+
+Only the shape is checked here; names that need the registries (assertion kinds, hooks,
+loaders) and the syntax of JSONPaths, pointers and formulas are checked when compiling,
+with the same file:line:column reporting.
+"""
+
+from __future__ import annotations
+
+FORMAT_VERSIONS = [1]
+RULE_ID = r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$"
+SPEC_ID = r"^[a-z0-9][a-z0-9_.-]*(/[a-z0-9][a-z0-9_.-]*)*$"
+NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+_CONDITION = {"type": "dict", "schema": {"given": {"type": "string", "required": True}},
+              "allow_unknown": True}
+
+RULE = {
+    "id": {"type": "string", "required": True, "regex": RULE_ID},
+    "description": {"type": "string", "required": True, "empty": False},
+    "clause": {"type": "string"},
+    "severity": {"type": "string", "allowed": ["error", "warning"]},
+    "for_each": {"type": "string", "regex": NAME},
+    "when": _CONDITION,
+    "given": {"type": "string"},
+    "optional": {"type": "boolean"},
+    "assert": {"type": "dict", "minlength": 1, "maxlength": 1,
+               "excludes": "hook", "required": True},
+    "hook": {"type": "string", "excludes": "assert", "required": True},
+    "args": {"type": "dict", "dependencies": "hook"},
+    "message": {"type": "string"},
+}
+
+DOCUMENT = {
+    "loader": {"type": "string", "required": True},
+    "description": {"type": "string"},
+    "options": {"type": "dict"},
+    "entry": {"type": "boolean"},
+    "path": {"type": "string", "excludes": ["path_from", "entry"]},
+    "path_from": {"type": "string", "excludes": ["path", "entry"]},
+    "each": {"type": "string", "regex": NAME},
+    "rule": {"type": "string", "regex": RULE_ID},
+}
+
+ITERATION = {
+    "over": {"type": "string", "required": True},
+    "parent": {"type": "string", "regex": NAME},
+    "label": {"type": "string"},
+    "description": {"type": "string"},
+}
+
+METRIC = {
+    "key": {"type": "string", "required": True},
+    "unit": {"type": "string", "required": True},
+    "description": {"type": "string"},
+    "contract": {"type": "dict"},
+    "hook": {"type": "string", "required": True},
+    "for_each": {"type": "string", "regex": NAME},
+    "when": _CONDITION,
+    "given": {"type": "string", "required": True},
+    "label": {"type": "string"},
+    "args": {"type": "dict"},
+}
+
+PAIR_RULE = {
+    "id": {"type": "string", "required": True, "regex": RULE_ID},
+    "description": {"type": "string", "required": True},
+    "identity": {"type": "string", "required": True},
+    "clause": {"type": "string"},
+}
+
+SPEC = {
+    "flarespec": {"type": "integer", "required": True, "allowed": FORMAT_VERSIONS},
+    "id": {"type": "string", "required": True, "regex": SPEC_ID},
+    "title": {"type": "string", "required": True},
+    "description": {"type": "string"},
+    "extends": {"type": "string", "regex": SPEC_ID},
+    "applies_to": _CONDITION,
+    "limits": {"type": "string"},
+    "constants": {"type": "dict", "keysrules": {"type": "string", "regex": NAME}},
+    "documents": {"type": "dict", "keysrules": {"type": "string", "regex": NAME},
+                  "valuesrules": {"type": "dict", "schema": DOCUMENT}},
+    "iterations": {"type": "dict", "keysrules": {"type": "string", "regex": NAME},
+                   "valuesrules": {"type": "dict", "schema": ITERATION}},
+    "rules": {"type": "list", "schema": {"type": "dict", "schema": RULE}},
+    "drop_rules": {"type": "list", "schema": {"type": "string", "regex": RULE_ID}},
+    "identities": {"type": "dict", "keysrules": {"type": "string", "regex": NAME}},
+    "pair": {"type": "list", "schema": {"type": "dict", "schema": PAIR_RULE}},
+    "metric": {"type": "dict", "schema": METRIC},
+}
+
+
+def shape_errors(document: dict) -> list[tuple[tuple, str]]:
+    """(path inside the spec, message) for every shape error Cerberus finds."""
+    import cerberus
+
+    validator = cerberus.Validator(SPEC)
+    if validator.validate(document):
+        return []
+    found: list[tuple[tuple, str]] = []
+
+    def walk(errors):
+        for error in errors:
+            if error.is_group_error:
+                walk(error.child_errors)
+            else:
+                found.append((tuple(error.document_path), _say(error)))
+    walk(validator._errors)
+    return found
+
+
+def _say(error) -> str:
+    from cerberus import errors as codes
+
+    field = error.field
+    if error.code == codes.UNKNOWN_FIELD.code:
+        return f"unknown key {field!r}"
+    if error.code == codes.REQUIRED_FIELD.code:
+        return f"missing required key {field!r}"
+    if error.code == codes.EXCLUDES_FIELD.code:
+        return f"{field!r} cannot be combined with {error.constraint!r}"
+    if error.code == codes.REGEX_MISMATCH.code:
+        return f"{field!r}: {error.value!r} does not match {error.constraint}"
+    if error.code == codes.UNALLOWED_VALUE.code:
+        return f"{field!r}: {error.value!r} is not one of {error.constraint}"
+    if error.code == codes.BAD_TYPE.code:
+        return f"{field!r} must be of type {error.constraint}"
+    if error.code == codes.DEPENDENCIES_FIELD.code:
+        return f"{field!r} needs {error.constraint!r}"
+    return f"{field!r}: {error.rule} {error.constraint!r} violated (value {error.value!r})"
