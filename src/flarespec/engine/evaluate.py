@@ -17,7 +17,7 @@ from typing import Any
 from flarespec.engine.hooks import HOOKS
 from flarespec.engine.kinds import Failure
 from flarespec.engine.paths import Match, compile_template
-from flarespec.engine.refs import ArgRef, Condition, Ref, compile_ref
+from flarespec.engine.refs import ArgRef, ArgTemplate, Condition, Ref, compile_ref
 from flarespec.engine.report import Report, Violation
 from flarespec.loaders import LOADERS, load_bytes_head
 from flarespec.loaders.errors import LoadError
@@ -200,6 +200,8 @@ class Evaluation:
         elif target in scope:
             binding = scope[target]
             value, base, file = binding.value, binding.location, binding.file
+            if ref.metadata:
+                return [Match(getattr(binding, ref.metadata), "@" + ref.metadata)], file
         else:
             loaded = self.document(target, scope)
             value, base, file = loaded.value, "$", loaded.path
@@ -318,6 +320,8 @@ class Evaluation:
             raise ArgumentUnresolved(arg.ref, len(matches))
         if isinstance(arg, Condition):
             return self.holds(arg, scope)
+        if isinstance(arg, ArgTemplate):
+            return arg.template.render(self._filler(scope))
         if isinstance(arg, dict):
             return {key: self.materialize(value, scope) for key, value in arg.items()}
         if isinstance(arg, list):
@@ -327,7 +331,7 @@ class Evaluation:
     def _is_static(self, arg) -> bool:
         known = self._static.get(id(arg))
         if known is None:
-            if isinstance(arg, (ArgRef, Condition)):
+            if isinstance(arg, (ArgRef, ArgTemplate, Condition)):
                 known = False
             elif isinstance(arg, dict):
                 known = all(self._is_static(v) for v in arg.values())

@@ -83,13 +83,14 @@ def is_number(value: Any) -> bool:
 
 def strict_equal(left: Any, right: Any) -> bool:
     """Type-strict deep equality: True != 1, 1 != 1.0, key order irrelevant."""
-    if type(left) is not type(right):
-        return False
     if isinstance(left, dict):
+        if not isinstance(right, dict):
+            return False
         return left.keys() == right.keys() and all(strict_equal(left[k], right[k]) for k in left)
     if isinstance(left, list):
-        return len(left) == len(right) and all(map(strict_equal, left, right))
-    return left == right
+        return isinstance(right, list) and len(left) == len(right) and \
+            all(map(strict_equal, left, right))
+    return type(left) is type(right) and left == right
 
 
 def differences(left: Any, right: Any, location: str = "$") -> Iterator[tuple[str, str, Any, Any]]:
@@ -229,8 +230,19 @@ def length(ctx, match: Match, arg) -> Iterator[Failure]:
 
 @assertion("count", collective=True, accepts_empty=True, order="bounds")
 def count(ctx, matches: list[Match], arg) -> Iterator[Failure]:
-    """Number of places the selection matched: {equals, min, max}."""
-    yield from _bounds(arg, len(matches), "match count")
+    """Number of places the selection matched: {equals, min, max, where: {<kind>: arg}}.
+
+    With ``where``, only the matches that satisfy that one assertion are counted.
+    """
+    what = "match count"
+    if arg.get("where"):
+        (name, inner), = arg["where"].items()
+        kind = KINDS[name]
+        matches = [m for m in matches
+                   if not any(True for _ in kind.function(ctx, [m] if kind.collective else m,
+                                                          inner))]
+        what = f"count of matches with {name} {inner!r}"
+    yield from _bounds(arg, len(matches), what)
 
 
 @assertion("unique", collective=True)
@@ -334,6 +346,23 @@ def keys(ctx, match: Match, arg) -> Iterator[Failure]:
         detail = "; ".join(p for p in (missing and f"missing keys {_short_list(missing)}",
                                        extra and f"unexpected keys {_short_list(extra)}") if p)
         yield Failure(detail, sorted(expected), sorted(value))
+
+
+@assertion("includes")
+def includes(ctx, match: Match, arg) -> Iterator[Failure]:
+    """An object whose named members equal the given values (type-strict); others are free."""
+    from flarespec.engine.paths import child_location
+
+    value = match.value
+    if not isinstance(value, dict):
+        yield Failure(f"is {json_type(value)}, expected an object", "object", value)
+        return
+    for key, expected in arg.items():
+        where = child_location(match.location, key)
+        if key not in value:
+            yield Failure(f"{where} is missing", expected, None, where)
+        elif not strict_equal(value[key], expected):
+            yield Failure(f"{where} differs from the expected value", expected, value[key], where)
 
 
 @assertion("same_as")

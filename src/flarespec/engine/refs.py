@@ -3,6 +3,7 @@
 * ``corpus:$.groups[*].id``   a JSONPath over the document ``corpus``
 * ``measurements:/groups/{group@index}/observations/{request@index}``   a pointer template
 * ``package:@sha256``   metadata of a document's file (``sha256``, ``path``, ``size``)
+* ``request:@index``   the position of the current element of an iteration (``index``, ``label``)
 * ``group:$.kind``   the current element of the iteration ``group``
 * ``constants:/group_matrix/[kind={group.kind}]/requests``   the spec's constants
 
@@ -22,7 +23,9 @@ from flarespec.engine.paths import (
     compile_pointer,
 )
 
-METADATA = ("sha256", "path", "size")
+DOCUMENT_METADATA = ("sha256", "path", "size")
+BINDING_METADATA = ("index", "label")
+METADATA = DOCUMENT_METADATA + BINDING_METADATA
 _TARGET = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?::(.*))?$", re.S)
 
 
@@ -83,3 +86,10 @@ class Condition:
     kind: Any
     arg: Any
     source: dict
+
+
+@dataclass(frozen=True)
+class ArgTemplate:
+    """An argument rendered per binding: {template: "r{group.repetition}.seed"} -> a string."""
+
+    template: Any

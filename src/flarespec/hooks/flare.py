@@ -123,3 +123,25 @@ def counter_continuity(ctx, args) -> Iterator[Failure]:
         if was is not None and now is not None and was != now:
             yield Failure(f"{counter} is {now:g} here but {was:g} at the end of the previous "
                           f"group", was, now, location=f"$.unlabelled.{counter}")
+
+
+@check_hook("flare.coalesced_groups")
+def coalesced_groups(ctx, args) -> Iterator[Failure]:
+    """A recorded grouping summary equals the one recomputed from the raw events.
+
+    Recomputed: ``{"seq", "tokens"}`` for every event carrying more than one token id, in
+    order. Only the grouping is checked; other summary numbers are never inputs.
+    """
+    recorded = args.get("recorded")
+    if recorded is None:
+        return  # the summary may omit the grouping list
+    tokens_field, seq_field = args["tokens_field"], args["seq_field"]
+    recomputed = [{"seq": event.get(seq_field), "tokens": len(event[tokens_field])}
+                  for event in args["events"] or []
+                  if isinstance(event, dict) and isinstance(event.get(tokens_field), list)
+                  and len(event[tokens_field]) > 1]
+    from flarespec.engine.kinds import strict_equal
+
+    if not strict_equal(recorded, recomputed):
+        yield Failure("the recorded coalesced groups differ from the events", recomputed,
+                      recorded, location="$.analysis.coalesced")

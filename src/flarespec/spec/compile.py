@@ -15,7 +15,15 @@ from flarespec.engine.formula import FormulaError, compile_formula
 from flarespec.engine.hooks import HOOKS, discover
 from flarespec.engine.kinds import KINDS, Kind
 from flarespec.engine.paths import PathSyntaxError, Template, compile_template
-from flarespec.engine.refs import ArgRef, Condition, Ref, compile_ref
+from flarespec.engine.refs import (
+    BINDING_METADATA,
+    DOCUMENT_METADATA,
+    ArgRef,
+    ArgTemplate,
+    Condition,
+    Ref,
+    compile_ref,
+)
 from flarespec.loaders import KNOWN_LOADERS
 from flarespec.spec.errors import SpecInvalid, SpecIssue
 from flarespec.spec.resolve import ResolvedSpec
@@ -154,8 +162,11 @@ class _Compiler:
                        f"nor 'constants'", container, key, "spec.unknown-target")
         for placeholder in ref.placeholders:
             self.placeholder(placeholder, container, key, allowed_scope)
-        if ref.metadata and target not in self.document_specs:
+        if ref.metadata in DOCUMENT_METADATA and target not in self.document_specs:
             self.issue(f"@{ref.metadata} exists only for documents", container, key,
+                       "spec.path-syntax")
+        if ref.metadata in BINDING_METADATA and target not in self.iteration_specs:
+            self.issue(f"@{ref.metadata} exists only for iterations", container, key,
                        "spec.path-syntax")
         return ref
 
@@ -234,9 +245,12 @@ class _Compiler:
                     if name not in self.iteration_specs:
                         self.issue(f"'at' pins unknown iteration {name!r}", value, "at")
                 return ArgRef(ref, bool(value.get("all")), "default" in value,
-                              value.get("default")) if ref else None
+                              plain(value.get("default"))) if ref else None
             if "literal" in value and len(value) == 1:
                 return plain(value["literal"])
+            if "template" in value and len(value) == 1:
+                template = self.template(value["template"], value, "template", scope)
+                return ArgTemplate(template) if template else None
             result = {}
             for item_key, item in value.items():
                 if item_key == "when" and isinstance(item, dict) and "given" in item:
@@ -259,9 +273,9 @@ class _Compiler:
             if name in self.iteration_specs or name == CONSTANTS:
                 self.issue(f"document {name!r} has the name of an iteration or of 'constants'",
                            self.document_specs, name, "spec.name-clash")
-            if source["loader"] not in KNOWN_LOADERS:
+            if source["loader"] not in KNOWN_LOADERS | {"directory"}:
                 self.issue(f"unknown loader {source['loader']!r}; known: "
-                           f"{', '.join(sorted(KNOWN_LOADERS))}", source, "loader",
+                           f"{', '.join(sorted(KNOWN_LOADERS | {'directory'}))}", source, "loader",
                            "spec.unknown-loader")
             each = source.get("each")
             if each and each not in self.iteration_specs:

@@ -53,7 +53,7 @@ METRIC = {
     "key": {"type": "string", "required": True},
     "unit": {"type": "string", "required": True},
     "description": {"type": "string"},
-    "contract": {"type": "dict"},
+    "contract": {"type": ["dict", "string"]},  # a whole "${constant}" is allowed
     "hook": {"type": "string", "required": True},
     "for_each": {"type": "string", "regex": NAME},
     "when": _CONDITION,

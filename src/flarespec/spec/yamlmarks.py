@@ -45,13 +45,20 @@ def load_marked(text: str, file: str):
         pass
 
     def construct_mapping(loader, node):
+        own = sum(1 for key_node, _ in node.value if key_node.tag != "tag:yaml.org,2002:merge")
         loader.flatten_mapping(node)
+        merged = len(node.value) - own  # keys from "<<" come first; the mapping's own keys may override them
         result = MarkedDict()
         result.mark = mark_of(node)
         result.key_marks = {}
-        for key_node, value_node in node.value:
+        own_keys = set()
+        for position, (key_node, value_node) in enumerate(node.value):
             key = loader.construct_object(key_node, deep=True)
-            if key in result:
+            if position >= merged:
+                if key in own_keys:
+                    raise SpecYamlError(f"duplicate key {key!r}", mark_of(key_node))
+                own_keys.add(key)
+            if False:
                 raise SpecYamlError(f"duplicate key {key!r}", mark_of(key_node))
             result[key] = loader.construct_object(value_node, deep=True)
             result.key_marks[key] = mark_of(key_node)

@@ -1,0 +1,190 @@
+"""Files named by relative paths and confined to one root directory.
+
+Paths come from documents under validation, so they are untrusted: they are checked as
+text first (no absolute paths, no ``..``, no ``.``, no backslashes, no empty segments), then
+resolved through symlinks and required to stay inside the root. A file is stat-ed before it
+is opened, and opened non-blocking, so a FIFO or device named by a packet cannot hang the
+validator. Nothing is ever written.
+
+Hashes are cached twice: per store by real path (a file is hashed at most once per store),
+and per process by (real path, device, inode, size, mtime) so validating the same packet
+twice in one process -- e.g. a packet compared with itself -- hashes each file once.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import re
+import stat
+from pathlib import Path
+
+from .errors import LoadError
+
+CHUNK_SIZE = 1 << 20  # 1 MiB: large enough to keep hashing at disk speed, small for memory
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+               | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+_DRIVE_PREFIX = re.compile(r"[A-Za-z]:")
+
+_process_hashes: dict[tuple, str] = {}
+
+
+def clear_process_hash_cache() -> None:
+    """Forget every hash computed in this process (tests; long-lived processes)."""
+    _process_hashes.clear()
+
+
+def _identity(st: os.stat_result) -> tuple:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class FileStore:
+    """Read-only access to files below ``root``, addressed by checked relative paths."""
+
+    def __init__(self, root: str | os.PathLike):
+        real = os.path.realpath(os.fspath(root))
+        st = _stat(real, os.fspath(root))
+        if not stat.S_ISDIR(st.st_mode):
+            raise LoadError("not-directory", f"root {os.fspath(root)!r} is not a directory",
+                            location=os.fspath(root))
+        self.root = Path(real)
+        self._inside_prefix = real if real.endswith(os.sep) else real + os.sep
+        self._hashes: dict[str, str] = {}  # real path -> sha256 hex, for this store
+        self.hash_count = 0                # files actually hashed by this store (cache misses)
+
+    # ------------------------------------------------------------------ paths
+
+    def check_relative(self, rel: str) -> None:
+        """Reject, by syntax alone, anything but a plain ``a/b/c`` relative path."""
+        if not isinstance(rel, str):
+            raise LoadError("path-not-string", f"a path must be a string, not {type(rel).__name__}")
+        if rel == "":
+            raise LoadError("path-empty", "the path is empty", location=rel)
+        if "\x00" in rel:
+            raise LoadError("path-nul", f"path {rel!r} contains a NUL character", location=rel)
+        if "\\" in rel:
+            raise LoadError("path-backslash", f"path {rel!r} contains a backslash; use '/'", location=rel)
+        if rel.startswith("/") or _DRIVE_PREFIX.match(rel):
+            raise LoadError("path-absolute", f"path {rel!r} is absolute; it must be relative to the root",
+                            location=rel)
+        if rel.endswith("/"):
+            raise LoadError("path-trailing-slash", f"path {rel!r} ends with '/'", location=rel)
+        for segment in rel.split("/"):
+            if segment == "":
+                raise LoadError("path-empty-segment", f"path {rel!r} has an empty segment ('//')", location=rel)
+            if segment == "..":
+                raise LoadError("path-dotdot", f"path {rel!r} contains '..'", location=rel)
+            if segment == ".":
+                raise LoadError("path-dot", f"path {rel!r} contains a '.' segment", location=rel)
+
+    def resolve(self, rel: str, *, kind: str = "file") -> Path:
+        """The real path of ``rel``; it must exist inside the root and be of ``kind``
+        ("file": a regular file, "dir": a directory)."""
+        return Path(self._resolve(rel, kind)[0])
+
+    def _resolve(self, rel: str, kind: str) -> tuple[str, os.stat_result]:
+        if kind not in ("file", "dir"):
+            raise ValueError(f"kind must be 'file' or 'dir', not {kind!r}")
+        self.check_relative(rel)
+        real = os.path.realpath(os.path.join(self.root, rel))
+        if not real.startswith(self._inside_prefix) and real != str(self.root):
+            raise LoadError("path-escape", f"path {rel!r} resolves outside the root (to {real})", location=rel)
+        st = _stat(real, rel)  # stat, never open: opening a FIFO could block
+        if kind == "file" and not stat.S_ISREG(st.st_mode):
+            raise LoadError("not-regular-file", f"{rel!r} is not a regular file ({_describe(st)})", location=rel)
+        if kind == "dir" and not stat.S_ISDIR(st.st_mode):
+            raise LoadError("not-directory", f"{rel!r} is not a directory ({_describe(st)})", location=rel)
+        return real, st
+
+    # ------------------------------------------------------------------ reading
+
+    def read_bytes(self, rel: str) -> bytes:
+        """The whole file; its SHA-256 is remembered so it is never hashed again."""
+        real, _ = self._resolve(rel, "file")
+        with self._open(real, rel) as handle:
+            before = os.fstat(handle.fileno())
+            data = _read_or_fail(handle.read, -1, rel)
+            after = os.fstat(handle.fileno())
+        if real not in self._hashes:
+            self.hash_count += 1
+            self._remember(real, hashlib.sha256(data).hexdigest(), before, after)
+        return data
+
+    def read_head(self, rel: str, n: int) -> bytes:
+        """At most the first ``n`` bytes."""
+        if n < 0:
+            raise ValueError("n must be >= 0")
+        real, _ = self._resolve(rel, "file")
+        chunks, wanted = [], n
+        with self._open(real, rel) as handle:
+            while wanted and (chunk := _read_or_fail(handle.read, wanted, rel)):  # raw reads may be short
+                chunks.append(chunk)
+                wanted -= len(chunk)
+        return b"".join(chunks)
+
+    def size(self, rel: str) -> int:
+        return self._resolve(rel, "file")[1].st_size
+
+    def sha256(self, rel: str) -> str:
+        """64 lowercase hex digits; streamed in 1 MiB chunks, each file hashed at most once."""
+        real, _ = self._resolve(rel, "file")
+        cached = self._hashes.get(real)
+        if cached is not None:
+            return cached
+        with self._open(real, rel) as handle:
+            before = os.fstat(handle.fileno())
+            digest = _process_hashes.get((real, *_identity(before)))
+            if digest is None:
+                self.hash_count += 1
+                hasher = hashlib.sha256()
+                buffer = bytearray(CHUNK_SIZE)
+                view = memoryview(buffer)
+                while count := _read_or_fail(handle.readinto, buffer, rel):
+                    hasher.update(view[:count])
+                digest = hasher.hexdigest()
+                self._remember(real, digest, before, os.fstat(handle.fileno()))
+        self._hashes[real] = digest
+        return digest
+
+    def _remember(self, real: str, digest: str, before: os.stat_result, after: os.stat_result) -> None:
+        self._hashes[real] = digest
+        if _identity(before) == _identity(after):  # not changed while read: safe to share
+            _process_hashes[(real, *_identity(before))] = digest
+
+    def _open(self, real: str, rel: str):
+        try:
+            fd = os.open(real, _OPEN_FLAGS)
+        except OSError as exc:
+            raise LoadError("unreadable", f"cannot open {rel!r}: {exc.strerror}", location=rel) from None
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # replaced between stat and open
+            os.close(fd)
+            raise LoadError("not-regular-file", f"{rel!r} is not a regular file ({_describe(st)})", location=rel)
+        return open(fd, "rb", buffering=0)
+
+
+def _stat(path: str, shown: str) -> os.stat_result:
+    try:
+        return os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise LoadError("missing", f"{shown!r} does not exist", location=shown) from None
+    except OSError as exc:
+        reason = "symlink loop" if exc.errno == errno.ELOOP else exc.strerror
+        raise LoadError("unreadable", f"cannot stat {shown!r}: {reason}", location=shown) from None
+
+
+def _read_or_fail(read, argument, rel: str):
+    try:
+        return read(argument)
+    except OSError as exc:
+        raise LoadError("unreadable", f"cannot read {rel!r}: {exc.strerror}", location=rel) from None
+
+
+def _describe(st: os.stat_result) -> str:
+    mode = st.st_mode
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISREG, "a regular file")):
+        if test(mode):
+            return name
+    return "an unknown file type"

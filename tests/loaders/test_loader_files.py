@@ -1,0 +1,191 @@
+import hashlib
+import os
+import threading
+
+import pytest
+
+from flarespec.loaders import files
+from flarespec.loaders.errors import LoadError
+from flarespec.loaders.files import FileStore
+
+
+@pytest.fixture(autouse=True)
+def fresh_process_cache():
+    files.clear_process_hash_cache()
+    yield
+    files.clear_process_hash_cache()
+
+
+@pytest.fixture
+def root(tmp_path):
+    base = tmp_path / "root"
+    (base / "sub").mkdir(parents=True)
+    (base / "a.txt").write_bytes(b"hello\n")
+    (base / "sub" / "b.bin").write_bytes(bytes(range(256)))
+    return base
+
+
+def code_of(call, *args, **kwargs) -> str:
+    with pytest.raises(LoadError) as info:
+        call(*args, **kwargs)
+    return info.value.code
+
+
+@pytest.mark.parametrize("rel, code", [
+    ("/etc/passwd", "path-absolute"),
+    ("C:/x", "path-absolute"),
+    ("c:x", "path-absolute"),
+    ("a\\b", "path-backslash"),
+    ("../a.txt", "path-dotdot"),
+    ("sub/../a.txt", "path-dotdot"),
+    ("./a.txt", "path-dot"),
+    ("sub/./b.bin", "path-dot"),
+    ("a//b", "path-empty-segment"),
+    ("sub/", "path-trailing-slash"),
+    ("", "path-empty"),
+    ("a\x00b", "path-nul"),
+    (None, "path-not-string"),
+    (b"a.txt", "path-not-string"),
+])
+def test_check_relative_rejections(root, rel, code):
+    store = FileStore(root)
+    assert code_of(store.check_relative, rel) == code
+    assert code_of(store.resolve, rel) == code
+
+
+def test_plain_relative_paths_accepted(root):
+    store = FileStore(root)
+    assert store.check_relative("sub/b.bin") is None
+    assert store.check_relative("..hidden/.x/a..b") is None  # dots inside names are fine
+    assert store.resolve("sub/b.bin") == root.resolve() / "sub" / "b.bin"
+    assert store.resolve("sub", kind="dir") == root.resolve() / "sub"
+
+
+def test_missing_and_wrong_kind(root):
+    store = FileStore(root)
+    assert code_of(store.resolve, "nope.txt") == "missing"
+    assert code_of(store.resolve, "a.txt/inner") == "missing"
+    assert code_of(store.resolve, "sub") == "not-regular-file"
+    assert code_of(store.resolve, "a.txt", kind="dir") == "not-directory"
+    with pytest.raises(ValueError):
+        store.resolve("a.txt", kind="socket")
+
+
+def test_error_carries_relative_path_as_location(root):
+    with pytest.raises(LoadError) as info:
+        FileStore(root).read_bytes("sub/missing.json")
+    assert info.value.location == "sub/missing.json" and "sub/missing.json" in info.value.message
+
+
+def test_root_must_be_an_existing_directory(root):
+    assert code_of(FileStore, root / "absent") == "missing"
+    assert code_of(FileStore, root / "a.txt") == "not-directory"
+
+
+def test_symlink_inside_root_is_followed(root):
+    os.symlink("sub/b.bin", root / "link.bin")
+    os.symlink("sub", root / "linkdir")
+    store = FileStore(root)
+    assert store.resolve("link.bin") == root.resolve() / "sub" / "b.bin"
+    assert store.read_bytes("linkdir/b.bin") == bytes(range(256))
+
+
+def test_symlink_escaping_root_is_rejected(root, tmp_path):
+    (tmp_path / "outside.txt").write_bytes(b"secret")
+    os.symlink(tmp_path / "outside.txt", root / "abs-link")
+    os.symlink("../outside.txt", root / "rel-link")
+    os.symlink(tmp_path, root / "dir-link")
+    os.symlink(tmp_path / "nowhere", root / "dangling-out")
+    store = FileStore(root)
+    for rel in ("abs-link", "rel-link", "dir-link/outside.txt", "dangling-out"):
+        assert code_of(store.read_bytes, rel) == "path-escape", rel
+
+
+def test_root_given_through_a_symlink_is_resolved_once(root, tmp_path):
+    os.symlink(root, tmp_path / "alias")
+    store = FileStore(tmp_path / "alias")
+    assert store.root == root.resolve()
+    assert store.read_bytes("a.txt") == b"hello\n"
+
+
+def test_symlink_loop_is_unreadable_not_a_crash(root):
+    os.symlink("loop2", root / "loop1")
+    os.symlink("loop1", root / "loop2")
+    with pytest.raises(LoadError) as info:
+        FileStore(root).read_bytes("loop1")
+    assert info.value.code == "unreadable" and "symlink loop" in info.value.message
+
+
+def test_fifo_rejected_without_blocking(root):
+    os.mkfifo(root / "pipe")
+    store = FileStore(root)
+    outcome = {}
+
+    def attempt():
+        outcome["codes"] = [code_of(store.read_bytes, "pipe"), code_of(store.sha256, "pipe"),
+                            code_of(store.read_head, "pipe", 4), code_of(store.size, "pipe")]
+
+    worker = threading.Thread(target=attempt, daemon=True)
+    worker.start()
+    worker.join(timeout=5)
+    assert not worker.is_alive(), "reading a FIFO blocked"
+    assert outcome["codes"] == ["not-regular-file"] * 4
+
+
+def test_read_head_and_size(root):
+    store = FileStore(root)
+    assert store.read_head("sub/b.bin", 4) == b"\x00\x01\x02\x03"
+    assert store.read_head("a.txt", 100) == b"hello\n"
+    assert store.read_head("a.txt", 0) == b""
+    assert store.size("sub/b.bin") == 256
+
+
+def test_sha256_matches_hashlib_and_is_cached_per_store(root):
+    store = FileStore(root)
+    expected = hashlib.sha256(b"hello\n").hexdigest()
+    assert store.sha256("a.txt") == expected
+    assert store.sha256("a.txt") == expected
+    os.symlink("a.txt", root / "same")
+    assert store.sha256("same") == expected  # same real path, same cache entry
+    assert store.hash_count == 1
+
+
+def test_read_bytes_records_hash_so_file_is_not_hashed_again(root, monkeypatch):
+    store = FileStore(root)
+    assert store.read_bytes("a.txt") == b"hello\n"
+    assert store.hash_count == 1
+    monkeypatch.setattr(files.hashlib, "sha256", lambda *a: pytest.fail("hashed twice"))
+    assert store.sha256("a.txt") == hashlib.new("sha256", b"hello\n").hexdigest()
+    assert store.read_bytes("a.txt") == b"hello\n"
+    assert store.hash_count == 1
+
+
+def test_process_wide_cache_shared_between_stores(root):
+    first, second = FileStore(root), FileStore(root)
+    digest = first.sha256("sub/b.bin")
+    assert second.sha256("sub/b.bin") == digest
+    assert (first.hash_count, second.hash_count) == (1, 0)
+
+
+def test_process_cache_misses_when_file_changes(root):
+    digest = FileStore(root).sha256("a.txt")
+    (root / "a.txt").write_bytes(b"changed, and longer\n")
+    second = FileStore(root)
+    assert second.sha256("a.txt") == hashlib.sha256(b"changed, and longer\n").hexdigest() != digest
+    assert second.hash_count == 1
+
+
+def test_large_file_streamed_in_chunks(root):
+    payload = os.urandom(1024) * (5 * 1024 + 3)  # ~5 MiB, not a multiple of the chunk size
+    (root / "big.bin").write_bytes(payload)
+    store = FileStore(root)
+    assert store.sha256("big.bin") == hashlib.sha256(payload).hexdigest()
+    assert store.size("big.bin") == len(payload)
+
+
+def test_nothing_under_root_is_modified(root):
+    before = {p: (p.stat().st_mtime_ns, p.read_bytes() if p.is_file() else None) for p in root.rglob("*")}
+    store = FileStore(root)
+    store.read_bytes("a.txt"), store.sha256("sub/b.bin"), store.read_head("a.txt", 2), store.size("a.txt")
+    after = {p: (p.stat().st_mtime_ns, p.read_bytes() if p.is_file() else None) for p in root.rglob("*")}
+    assert after == before

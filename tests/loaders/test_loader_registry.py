@@ -1,0 +1,67 @@
+import subprocess
+import sys
+
+import pytest
+
+import flarespec.loaders as loaders
+from flarespec.loaders import KNOWN_LOADERS, LOADERS, FileStore, LoadError, get_loader, load_bytes_head
+
+
+def test_known_loaders():
+    assert KNOWN_LOADERS == {"json", "sse", "prometheus", "text", "bytes"}
+    assert set(LOADERS) == {"json", "sse", "prometheus", "text"}
+
+
+def test_json_loader():
+    assert get_loader("json")(b'{"a": [1]}', {}) == {"a": [1]}
+
+
+def test_sse_loader_passes_options():
+    body = b'data: {"a": 1}\n\ndata: END\n\n'
+    result = get_loader("sse")(body, {"data_json": True, "terminator": "END"})
+    assert [e["json"] for e in result["events"]] == [{"a": 1}] and result["terminated"] is True
+    plain = get_loader("sse")(body, {})
+    assert [e["data"] for e in plain["events"]] == ['{"a": 1}', "END"] and "json" not in plain["events"][0]
+
+
+def test_prometheus_loader():
+    assert get_loader("prometheus")(b"m 2\n", {})["unlabelled"] == {"m": [2.0]}
+
+
+def test_text_loader():
+    assert get_loader("text")("caf\u00e9\n".encode(), {}) == {"text": "caf\u00e9\n"}
+    with pytest.raises(LoadError) as info:
+        get_loader("text")(b"ok\n\xff", {})
+    assert (info.value.code, info.value.line) == ("invalid-utf8", 2)
+
+
+def test_unknown_and_bytes_loader_names():
+    with pytest.raises(ValueError, match="unknown loader 'yaml'"):
+        get_loader("yaml")
+    with pytest.raises(ValueError, match="load_bytes_head"):
+        get_loader("bytes")
+
+
+def test_load_bytes_head(tmp_path):
+    (tmp_path / "blob").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\xff" * 100)
+    value = load_bytes_head(FileStore(tmp_path), "blob", 5)
+    assert value == {"head": "\x89PNG\r", "size": 108}
+
+
+def test_import_does_not_load_prometheus_client():
+    code = "import sys, flarespec.loaders; print('prometheus_client' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_public_names_exported():
+    assert set(loaders.__all__) >= {"FileStore", "LoadError", "load_json", "load_json_text", "parse_sse",
+                                    "parse_prometheus", "get_loader", "load_bytes_head", "LOADERS",
+                                    "KNOWN_LOADERS"}
+
+
+def test_load_error_attributes_and_text():
+    error = LoadError("duplicate-key", "object repeats 'a'", line=3, location="$.x[0]")
+    assert (error.code, error.message, error.line, error.location) == ("duplicate-key", "object repeats 'a'", 3, "$.x[0]")
+    assert str(error) == "[duplicate-key] object repeats 'a' (line 3, $.x[0])"
+    assert str(LoadError("missing", "gone")) == "[missing] gone"
