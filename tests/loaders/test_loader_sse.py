@@ -246,10 +246,10 @@ def test_data_json_errors_name_the_event_line(payload, code):
     assert "event 1 (line 4)" in info.value.message
 
 
-def test_data_json_duplicate_keeps_json_location():
+def test_data_json_duplicate_location_is_rebased_onto_the_output():
     with pytest.raises(LoadError) as info:
         parse_sse(b'data: {"a": [{"k": 1, "k": 1}]}\n\n', data_json=True)
-    assert (info.value.location, info.value.line) == ("$.a[0]", 1)
+    assert (info.value.location, info.value.line) == ("$.events[0].json.a[0]", 1)
 
 
 # --------------------------------------------------------------- real capture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,12 +12,15 @@ SHORTEN_AT = 160
 
 def shorten(value: Any, limit: int = SHORTEN_AT) -> Any:
     """Keep receipts readable: a long expected/actual value is cut, with its length said."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)  # receipts are strict JSON: NaN/Infinity become text
     if value is None or isinstance(value, (bool, int, float)):
         return value
     try:
-        text = json.dumps(value, ensure_ascii=False, sort_keys=False, allow_nan=True)
+        text = json.dumps(value, ensure_ascii=False, sort_keys=False, allow_nan=False)
     except (TypeError, ValueError):
         text = repr(value)
+        return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
     if len(text) <= limit:
         return value
     return text[:limit] + f"… ({len(text)} chars)"

@@ -46,8 +46,7 @@ class FileStore:
         real = os.path.realpath(os.fspath(root))
         st = _stat(real, os.fspath(root))
         if not stat.S_ISDIR(st.st_mode):
-            raise LoadError("not-directory", f"root {os.fspath(root)!r} is not a directory",
-                            location=os.fspath(root))
+            raise LoadError("not-directory", f"root {os.fspath(root)!r} is not a directory")
         self.root = Path(real)
         self._inside_prefix = real if real.endswith(os.sep) else real + os.sep
         self._hashes: dict[str, str] = {}  # real path -> sha256 hex, for this store
@@ -60,23 +59,22 @@ class FileStore:
         if not isinstance(rel, str):
             raise LoadError("path-not-string", f"a path must be a string, not {type(rel).__name__}")
         if rel == "":
-            raise LoadError("path-empty", "the path is empty", location=rel)
+            raise LoadError("path-empty", "the path is empty")
         if "\x00" in rel:
-            raise LoadError("path-nul", f"path {rel!r} contains a NUL character", location=rel)
+            raise LoadError("path-nul", f"path {rel!r} contains a NUL character")
         if "\\" in rel:
-            raise LoadError("path-backslash", f"path {rel!r} contains a backslash; use '/'", location=rel)
+            raise LoadError("path-backslash", f"path {rel!r} contains a backslash; use '/'")
         if rel.startswith("/") or _DRIVE_PREFIX.match(rel):
-            raise LoadError("path-absolute", f"path {rel!r} is absolute; it must be relative to the root",
-                            location=rel)
+            raise LoadError("path-absolute", f"path {rel!r} is absolute; it must be relative to the root")
         if rel.endswith("/"):
-            raise LoadError("path-trailing-slash", f"path {rel!r} ends with '/'", location=rel)
+            raise LoadError("path-trailing-slash", f"path {rel!r} ends with '/'")
         for segment in rel.split("/"):
             if segment == "":
-                raise LoadError("path-empty-segment", f"path {rel!r} has an empty segment ('//')", location=rel)
+                raise LoadError("path-empty-segment", f"path {rel!r} has an empty segment ('//')")
             if segment == "..":
-                raise LoadError("path-dotdot", f"path {rel!r} contains '..'", location=rel)
+                raise LoadError("path-dotdot", f"path {rel!r} contains '..'")
             if segment == ".":
-                raise LoadError("path-dot", f"path {rel!r} contains a '.' segment", location=rel)
+                raise LoadError("path-dot", f"path {rel!r} contains a '.' segment")
 
     def resolve(self, rel: str, *, kind: str = "file") -> Path:
         """The real path of ``rel``; it must exist inside the root and be of ``kind``
@@ -89,12 +87,12 @@ class FileStore:
         self.check_relative(rel)
         real = os.path.realpath(os.path.join(self.root, rel))
         if not real.startswith(self._inside_prefix) and real != str(self.root):
-            raise LoadError("path-escape", f"path {rel!r} resolves outside the root (to {real})", location=rel)
+            raise LoadError("path-escape", f"path {rel!r} resolves outside the root (to {real})")
         st = _stat(real, rel)  # stat, never open: opening a FIFO could block
         if kind == "file" and not stat.S_ISREG(st.st_mode):
-            raise LoadError("not-regular-file", f"{rel!r} is not a regular file ({_describe(st)})", location=rel)
+            raise LoadError("not-regular-file", f"{rel!r} is not a regular file ({_describe(st)})")
         if kind == "dir" and not stat.S_ISDIR(st.st_mode):
-            raise LoadError("not-directory", f"{rel!r} is not a directory ({_describe(st)})", location=rel)
+            raise LoadError("not-directory", f"{rel!r} is not a directory ({_describe(st)})")
         return real, st
 
     # ------------------------------------------------------------------ reading
@@ -156,11 +154,11 @@ class FileStore:
         try:
             fd = os.open(real, _OPEN_FLAGS)
         except OSError as exc:
-            raise LoadError("unreadable", f"cannot open {rel!r}: {exc.strerror}", location=rel) from None
+            raise LoadError("unreadable", f"cannot open {rel!r}: {exc.strerror}") from None
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # replaced between stat and open
             os.close(fd)
-            raise LoadError("not-regular-file", f"{rel!r} is not a regular file ({_describe(st)})", location=rel)
+            raise LoadError("not-regular-file", f"{rel!r} is not a regular file ({_describe(st)})")
         return open(fd, "rb", buffering=0)
 
 
@@ -168,17 +166,17 @@ def _stat(path: str, shown: str) -> os.stat_result:
     try:
         return os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
-        raise LoadError("missing", f"{shown!r} does not exist", location=shown) from None
+        raise LoadError("missing", f"{shown!r} does not exist") from None
     except OSError as exc:
         reason = "symlink loop" if exc.errno == errno.ELOOP else exc.strerror
-        raise LoadError("unreadable", f"cannot stat {shown!r}: {reason}", location=shown) from None
+        raise LoadError("unreadable", f"cannot stat {shown!r}: {reason}") from None
 
 
 def _read_or_fail(read, argument, rel: str):
     try:
         return read(argument)
     except OSError as exc:
-        raise LoadError("unreadable", f"cannot read {rel!r}: {exc.strerror}", location=rel) from None
+        raise LoadError("unreadable", f"cannot read {rel!r}: {exc.strerror}") from None
 
 
 def _describe(st: os.stat_result) -> str:

@@ -104,5 +104,12 @@ def _parse_event_json(event: dict) -> object:
     except LoadError as exc:
         raise LoadError(
             exc.code, f"event {event['index']} (line {event['line']}): data is not strict JSON: {exc.message}",
-            line=event["line"], location=exc.location,
+            line=event["line"], location=_json_location(event["index"], exc.location),
         ) from None
+
+
+def _json_location(index: int, location_in_data: str | None) -> str | None:
+    """A JSONPath inside one event's data, rebased onto the loader's output (``$.events[i].json...``)."""
+    if location_in_data is None:
+        return None
+    return f"$.events[{index}].json{location_in_data[1:]}"
