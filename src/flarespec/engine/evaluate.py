@@ -151,7 +151,8 @@ class Evaluation:
             data = self.store.read_bytes(path)
             return _Loaded(LOADERS[document.loader](data, document.options), path)
         except LoadError as error:
-            location = error.location or (f"line {error.line}" if error.line else None)
+            location = ", ".join(part for part in (
+                f"line {error.line}" if error.line else None, error.location) if part) or None
             self._violation(f"{document.rule_prefix}.{error.code}", "error",
                             f"{path}: {error.message}", path, location,
                             binding=self._label(scope))
