@@ -84,11 +84,11 @@ def validate_packet(entry: str | Path, role: str, spec_path: str | Path | None =
 def compare_pair(first: PacketResult, second: PacketResult) -> list[Violation]:
     """Pair violations: an invalid peer, different specs, or a differing pair identity."""
     found = []
-    for result in (first, second):
+    for result in (first,) if second is first else (first, second):
         if not result.ok:
             count = len(result.violations)
             found.append(Violation(PEER_INVALID, "error",
-                                   f"{result.role} packet {result.entry} is invalid "
+                                   f"the {result.role} {result.entry} is invalid "
                                    f"({count} violation{'s' * (count != 1)}); no metric is "
                                    f"exported for an incomplete pair", str(result.entry)))
     if first.spec is None or second.spec is None:

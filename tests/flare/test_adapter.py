@@ -1,0 +1,137 @@
+"""The adapter as a library: selection, pair matching, receipts (functions, not subprocesses)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flarespec.adapter.commands import OutputRefused, measure, validate_pair
+from flarespec.fixtures.mutations import refresh_digests, set_json
+
+
+def all_keys(value):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from all_keys(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from all_keys(item)
+
+
+def rules_of(receipt) -> set[str]:
+    return {v["rule"] for v in receipt["violations"]}
+
+
+def test_measure_pass_receipt_binds_identities_and_validator(packet_pair, tmp_path):
+    a, b = packet_pair
+    outcome = measure(a, b, tmp_path / "out" / "a.json")
+    receipt = json.loads(outcome.output.read_text())
+    assert outcome.exit_code == 0 and receipt == outcome.receipt
+    assert receipt["status"] == "pass" and receipt["receipt_schema"] == "flarespec-receipt-v1"
+    packet = receipt["packet"]
+    assert receipt["metrics"]["delivery_ttft_ns"] == packet["metric"]["value"]
+    assert [s["request"] for s in packet["metric"]["samples"]] == [
+        "r0.ttft-512.q0", "r0.ttft-512.q1", "r0.ttft-512.q2"]
+    assert packet["metric"]["contract"]["clock_domain"] == "client.perf_counter_ns.elapsed"
+    assert packet["entry_sha256"] and len(packet["files"]) == 73
+    identities = packet["identities"]
+    assert identities["source"]["revision"] == "bce032c014bae34502ba22d3304fa084d5b40afe"
+    assert identities["synthetic"] is True
+    assert identities["prepared_capacity"]["target_arch"] == "sm120"
+    assert identities["package_sha256"] == packet["files"]["package/flare-package.bin"]
+    validator = receipt["validator"]
+    assert validator["name"] == "flarespec" and validator["specs"][0]["id"] == "flare/bce032c0"
+    assert len(validator["specs"][0]["resolved_sha256"]) == 64
+    assert validator["hooks"] == [{"module": "flarespec.hooks.flare",
+                                   "sha256": validator["hooks"][0]["sha256"]}]
+    assert "not a measurement of service quality" in receipt["limits"]
+    assert receipt["warnings"] == [] and receipt["violations"] == []
+    assert receipt["peer"]["same_as_packet"] is False and "metric" not in receipt["peer"]
+
+
+def test_a_packet_may_be_its_own_peer(packet_pair, tmp_path):
+    a, _ = packet_pair
+    outcome = measure(a, a, tmp_path / "self.json")
+    assert outcome.exit_code == 0 and outcome.receipt["peer"]["same_as_packet"] is True
+
+
+def test_missing_packet_json_is_a_rejection_with_a_receipt(tmp_path):
+    outcome = measure(tmp_path / "nope" / "packet.json", tmp_path / "nope" / "packet.json",
+                      tmp_path / "r.json")
+    assert outcome.exit_code == 2
+    assert rules_of(outcome.receipt) == {"packet.json.missing", "pair.peer-invalid"}
+    assert "metrics" not in outcome.receipt
+
+
+def test_unknown_revision_names_the_supported_revisions(packet_pair, tmp_path):
+    a, _ = packet_pair
+    set_json(a.parent, "packet.json", "$.source.revision", "0" * 40)
+    outcome = measure(a, a, tmp_path / "r.json")
+    assert rules_of(outcome.receipt) == {"spec.unsupported", "pair.peer-invalid"}
+    message = next(v["message"] for v in outcome.receipt["violations"]
+                   if v["rule"] == "spec.unsupported")
+    assert "bce032c014bae34502ba22d3304fa084d5b40afe" in message and "flare/bce032c0" in message
+
+
+def test_spec_override_validates_against_the_named_file(packet_pair, tmp_path, flare_spec):
+    a, _ = packet_pair
+    set_json(a.parent, "packet.json", "$.source.revision", "0" * 40)
+    refresh_digests(a.parent)
+    child = tmp_path / "next.yaml"
+    child.write_text("flarespec: 1\nid: flare/next\ntitle: next\nextends: flare/bce032c0\n"
+                     "constants:\n  source:\n    repository: NVIDIA/flare-local-inference\n"
+                     f"    revision: '{'0' * 40}'\n    readset: "
+                     + json.dumps(flare_spec.constants["source"]["readset"]) + "\n")
+    outcome = measure(a, a, tmp_path / "r.json", spec_path=child)
+    assert outcome.exit_code == 0, outcome.receipt["violations"]
+    assert outcome.receipt["validator"]["specs"][0]["id"] == "flare/next"
+
+
+def test_a_broken_spec_override_is_a_rejection_naming_file_and_line(packet_pair, tmp_path):
+    a, _ = packet_pair
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("flarespec: 1\nid: broken/one\ntitle: t\nrules:\n  - id: a.b\n"
+                      "    description: d\n    given: 'x:$'\n    assert: {no_such_kind: 1}\n")
+    outcome = measure(a, a, tmp_path / "r.json", spec_path=broken)
+    assert outcome.exit_code == 2
+    spec_violations = [v for v in outcome.receipt["violations"] if v["rule"] == "spec.invalid"]
+    assert any("no_such_kind" in v["message"] and v["location"] == "line 8, column 14"
+               for v in spec_violations), spec_violations
+
+
+def test_output_inside_a_root_raises_before_anything_is_written(packet_pair):
+    a, b = packet_pair
+    with pytest.raises(OutputRefused):
+        measure(a, b, b.parent / "r.json")
+    assert not (b.parent / "r.json").exists()
+
+
+def test_validate_pair_pass_has_pair_values_and_no_top_level_metric(packet_pair, tmp_path):
+    a, b = packet_pair
+    outcome = validate_pair(a, b, tmp_path / "pair.json")
+    receipt = outcome.receipt
+    assert outcome.exit_code == 0 and "metrics" not in receipt
+    assert receipt["pair"]["baseline"]["metrics"]["delivery_ttft_ns"] != \
+        receipt["pair"]["candidate"]["metrics"]["delivery_ttft_ns"]
+
+
+def test_validate_pair_rejection_has_no_metric_value(packet_pair, tmp_path):
+    a, b = packet_pair
+    set_json(b.parent, "preparation/memory-report.json", "$.kv_pages_total", 9999)
+    refresh_digests(b.parent)
+    receipt = validate_pair(a, b, tmp_path / "pair.json").receipt
+    assert receipt["status"] == "rejected"
+    assert "pair.prepared-capacity" in rules_of(receipt)
+    assert not {"metrics", "samples", "metric"} & set(all_keys(receipt["pair"]))
+    assert "metrics" not in receipt
+
+
+def test_receipt_is_written_atomically_leaving_no_temporary_files(packet_pair, tmp_path):
+    a, b = packet_pair
+    out = tmp_path / "receipts"
+    measure(a, b, out / "a.json")
+    measure(a, b, out / "a.json")
+    assert sorted(p.name for p in out.iterdir()) == ["a.json"]
