@@ -40,11 +40,18 @@ class ArgumentUnresolved(Exception):
 @dataclass(frozen=True, slots=True)
 class Binding:
     name: str
-    value: Any
+    match: Match
     index: int
-    location: str
     file: str | None
     label: str
+
+    @property
+    def value(self) -> Any:
+        return self.match.value
+
+    @property
+    def location(self) -> str:
+        return self.match.location
 
 
 @dataclass
@@ -200,7 +207,7 @@ class Evaluation:
             value, base, file = self.spec.constants, "$", None
         elif target in scope:
             binding = scope[target]
-            value, base, file = binding.value, binding.location, binding.file
+            value, base, file = binding.value, binding.match, binding.file
             if ref.metadata:
                 return [Match(getattr(binding, ref.metadata), "@" + ref.metadata)], file
         else:
@@ -270,12 +277,10 @@ class Evaluation:
         children = []
         for index, match in enumerate(matches):
             scope = dict(parent)
-            binding = Binding(iteration.name, match.value, index, match.location, file, "")
-            scope[iteration.name] = binding
+            scope[iteration.name] = Binding(iteration.name, match, index, file, "")
             label = self._default_label(match) if iteration.label is None else \
                 iteration.label.render(self._filler(scope))
-            scope[iteration.name] = Binding(iteration.name, match.value, index, match.location,
-                                            file, str(label))
+            scope[iteration.name] = Binding(iteration.name, match, index, file, str(label))
             children.append(scope)
         return children
 

@@ -28,10 +28,30 @@ class PathSyntaxError(ValueError):
     """A JSONPath or pointer that cannot be parsed."""
 
 
-@dataclass(frozen=True, slots=True)
 class Match:
-    value: Any
-    location: str
+    """A selected value and where it is. The location string is built only when asked for
+    (on a failure), because most matches pass and formatting paths dominated the run time."""
+
+    __slots__ = ("value", "_base", "_keys")
+
+    def __init__(self, value: Any, location: str, keys: tuple = ()):
+        self.value, self._base, self._keys = value, location, keys
+
+    @property
+    def location(self) -> str:
+        if self._keys:
+            self._base, self._keys = _join(self._base, self._keys), ()
+        return self._base
+
+    def child(self, value: Any, key) -> "Match":
+        return Match(value, self._base, self._keys + (key,))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Match) and (self.value, self.location) == \
+            (other.value, other.location)
+
+    def __repr__(self) -> str:
+        return f"Match({self.value!r}, {self.location!r})"
 
 
 def child_location(base: str, key: Any) -> str:
@@ -63,28 +83,29 @@ class CompiledJsonPath:
         self._steps = _plain_steps(parsed)
         self._library_path = None if self._steps is not None else parsed
 
-    def find(self, value: Any, base: str = "$") -> list[Match]:
+    def find(self, value: Any, base: "str | Match" = "$") -> list[Match]:
+        start = base if isinstance(base, Match) else Match(value, base)
         if self._steps is None:
-            return [Match(datum.value, _join(base, _datum_keys(datum)))
+            return [Match(datum.value, start.location, tuple(_datum_keys(datum)))
                     for datum in self._library_path.find(value)]
-        current = [Match(value, base)]
+        current = [start]
         for step in self._steps:
             following: list[Match] = []
             for match in current:
                 container = match.value
                 if step is _ALL:
                     if isinstance(container, list):
-                        following.extend(Match(item, f"{match.location}[{index}]")
+                        following.extend(match.child(item, index)
                                          for index, item in enumerate(container))
                     elif isinstance(container, dict):
-                        following.extend(Match(item, child_location(match.location, key))
+                        following.extend(match.child(item, key)
                                          for key, item in container.items())
                 elif isinstance(step, int):
                     if isinstance(container, list) and -len(container) <= step < len(container):
                         index = step % len(container)
-                        following.append(Match(container[index], f"{match.location}[{index}]"))
+                        following.append(match.child(container[index], index))
                 elif isinstance(container, dict) and step in container:
-                    following.append(Match(container[step], child_location(match.location, step)))
+                    following.append(match.child(container[step], step))
             current = following
             if not current:
                 break
@@ -130,7 +151,7 @@ def _datum_keys(datum) -> list:
     return keys
 
 
-def _join(base: str, keys: list) -> str:
+def _join(base: str, keys) -> str:
     for key in keys:
         base = child_location(base, key)
     return base
@@ -203,8 +224,11 @@ class PointerTemplate:
                 found.extend(segment.filter_value.placeholders)
         return tuple(found)
 
-    def find(self, value: Any, fill: Callable[[str], Any], base: str = "$") -> list[Match]:
-        location = base
+    def find(self, value: Any, fill: Callable[[str], Any], base: "str | Match" = "$"
+             ) -> list[Match]:
+        start = base if isinstance(base, Match) else Match(value, base)
+        keys: list = list(start._keys)
+        base = start._base
         for segment in self.segments:
             if segment.filter_value is not None:
                 field_name = segment.key.render(fill)
@@ -213,7 +237,8 @@ class PointerTemplate:
                     return []
                 for index, item in enumerate(value):
                     if isinstance(item, dict) and item.get(field_name) == wanted:
-                        value, location = item, f"{location}[{index}]"
+                        value = item
+                        keys.append(index)
                         break
                 else:
                     return []
@@ -222,7 +247,8 @@ class PointerTemplate:
             if isinstance(value, dict):
                 if key not in value:
                     return []
-                value, location = value[key], child_location(location, key)
+                value = value[key]
+                keys.append(key)
             elif isinstance(value, list):
                 if not re.fullmatch(r"-?\d+", key):
                     return []
@@ -230,10 +256,11 @@ class PointerTemplate:
                 if not -len(value) <= index < len(value):
                     return []
                 index %= len(value)
-                value, location = value[index], f"{location}[{index}]"
+                value = value[index]
+                keys.append(index)
             else:
                 return []
-        return [Match(value, location)]
+        return [Match(value, base, tuple(keys))]
 
 
 def compile_pointer(source: str) -> PointerTemplate:

@@ -212,6 +212,14 @@ class _Compiler:
     def argument(self, kind_name: str | None, value, container, key, scope):
         if kind_name == "formula":
             return self.formula(value, container, key, scope)
+        # kinds that wrap one inner assertion: check the inner kind's name now, not per binding
+        inner = value if kind_name == "not" else \
+            value.get("where") if kind_name == "count" and isinstance(value, dict) else None
+        if inner is not None:
+            if not isinstance(inner, dict) or len(inner) != 1:
+                self.issue(f"{kind_name} wants exactly one inner assertion kind", container, key)
+            else:
+                self.kind(next(iter(inner)), inner, next(iter(inner)))
         return self.walk(value, container, key, scope)
 
     def formula(self, value, container, key, scope):
@@ -224,6 +232,9 @@ class _Compiler:
         except FormulaError as error:
             self.issue(f"formula: {error}", container, key, "spec.formula-syntax")
             return None
+        if compiled.operator is None:
+            self.issue(f"a formula assertion needs a comparison (==, !=, <, <=, >, >=): "
+                       f"{source['expr']!r}", container, key, "spec.formula-syntax")
         refs = self.walk(source.get("refs") or {}, source, "refs", scope)
         missing = [n for n in compiled.names if n not in refs]
         if missing:

@@ -1,0 +1,99 @@
+"""Speed and memory of a full packet validation against its floor, reported as ratios.
+
+The floor is the time (and peak memory) to do only the unavoidable work on the same bytes:
+read every file of the packet, SHA-256 it, and parse it with the plain parsers (json.loads,
+splitting SSE data lines + json.loads, prometheus_client's text parser). The ratio says what
+the spec interpreter costs on top of that.
+
+    python benchmarks/bench_validate.py [--repetitions 1 4 16] [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import json
+import statistics
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+
+def floor(root: Path) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for path in sorted(root.rglob("*")):
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        hashlib.sha256(data).hexdigest()
+        if path.suffix == ".json":
+            json.loads(data)
+        elif path.suffix == ".sse":
+            for line in data.decode().splitlines():
+                if line.startswith("data: ") and line != "data: [DONE]":
+                    json.loads(line[6:])
+        elif path.suffix == ".prom":
+            list(text_string_to_metric_families(data.decode()))
+
+
+def validate(spec, entry: Path) -> None:
+    from flarespec.engine.evaluate import evaluate
+    from flarespec.loaders.files import clear_process_hash_cache
+
+    clear_process_hash_cache()  # every round pays for hashing, like a fresh process
+    report = evaluate(spec, entry)
+    assert report.ok and report.metric is not None, report.violations[:3]
+
+
+def timed(function, rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        gc.collect()
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def peak_memory(function) -> int:
+    gc.collect()
+    tracemalloc.start()
+    function()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repetitions", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--rounds", type=int, default=5)
+    options = parser.parse_args()
+
+    from flarespec.adapter.select import bundled_specs
+    from flarespec.fixtures.writer import write_packet
+
+    spec = next(s for s in bundled_specs() if s.id == "flare/bce032c0")
+    print(f"{'repetitions':>11} {'files':>6} {'MiB':>6} {'floor s':>8} {'validate s':>10} "
+          f"{'time ratio':>10} {'memory ratio':>12}")
+    with tempfile.TemporaryDirectory() as scratch:
+        for repetitions in options.repetitions:
+            entry = write_packet(Path(scratch) / f"r{repetitions}", spec.constants,
+                                 repetitions=repetitions)
+            root = entry.parent
+            files = [p for p in root.rglob("*") if p.is_file()]
+            size = sum(p.stat().st_size for p in files) / 2**20
+            floor_time = timed(lambda: floor(root), options.rounds)
+            validate_time = timed(lambda: validate(spec, entry), options.rounds)
+            floor_peak = peak_memory(lambda: floor(root))
+            validate_peak = peak_memory(lambda: validate(spec, entry))
+            print(f"{repetitions:>11} {len(files):>6} {size:>6.1f} {floor_time:>8.3f} "
+                  f"{validate_time:>10.3f} {validate_time / floor_time:>10.1f} "
+                  f"{validate_peak / floor_peak:>12.1f}")
+
+
+if __name__ == "__main__":
+    main()
