@@ -20,7 +20,7 @@ RECEIPT_SCHEMA = "flarespec-receipt-v1"
 
 
 def nest(dotted_key: str, value) -> dict:
-    """``metrics.delivery_ttft_ns`` -> {"metrics": {"delivery_ttft_ns": value}}."""
+    """``a.b.c`` -> {"a": {"b": {"c": value}}}."""
     result = value
     for part in reversed(dotted_key.split(".")):
         result = {part: result}

@@ -6,7 +6,7 @@ A spec names places in documents in two ways:
   at spec load. Plain paths (names, indices, ``[*]``) are then walked by a small Python loop,
   which is several times faster than jsonpath-ng's ``find`` on large arrays; filters, slices
   and recursive descent fall back to jsonpath-ng itself.
-* a pointer template (``/groups/{group@index}/observations/{request@index}``) addresses one
+* a pointer template (``/shelves/{shelf@index}/items/{item@index}``) addresses one
   place whose keys depend on the current iteration. Segments are split once; only the
   ``{...}`` placeholders are filled per binding, so nothing is re-parsed per element. A
   segment ``[key=value]`` picks the first list element whose ``key`` equals ``value``.

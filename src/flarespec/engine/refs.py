@@ -1,11 +1,11 @@
 """References: ``target:selector`` strings that name places in documents, bindings or constants.
 
-* ``corpus:$.groups[*].id``   a JSONPath over the document ``corpus``
-* ``measurements:/groups/{group@index}/observations/{request@index}``   a pointer template
-* ``package:@sha256``   metadata of a document's file (``sha256``, ``path``, ``size``)
-* ``request:@index``   the position of the current element of an iteration (``index``, ``label``)
-* ``group:$.kind``   the current element of the iteration ``group``
-* ``constants:/group_matrix/[kind={group.kind}]/requests``   the spec's constants
+* ``index:$.shelves[*].name``   a JSONPath over the document ``index``
+* ``stock:/shelves/{shelf@index}/items/{item@index}``   a pointer template
+* ``stock:@sha256``   metadata of a document's file (``sha256``, ``path``, ``size``)
+* ``item:@index``   the position of the current element of an iteration (``index``, ``label``)
+* ``shelf:$.name``   the current element of the iteration ``shelf``
+* ``constants:/colours/[name={item.colour}]/code``   the spec's constants
 
 A bare ``target`` means its whole value (``target:$``).
 """

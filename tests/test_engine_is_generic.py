@@ -1,0 +1,24 @@
+"""The engine, loaders, spec machinery and adapter contain no Flare names, paths or numbers."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+SOURCE = Path(__file__).resolve().parents[1] / "src" / "flarespec"
+GENERIC_ROOMS = ("engine", "loaders", "spec", "adapter")
+FLARE_WORDS = re.compile(
+    r"(?i)\bflare(?!spec)|ttft|sm12[01]|bce032c0|\[DONE\]|observation|measurements|"
+    r"prefill|corpus|snapshot|kv_page|\b4096\b|\b512\b|\b65536\b")
+
+
+@pytest.mark.parametrize("room", GENERIC_ROOMS)
+def test_generic_room_names_nothing_of_flare(room):
+    offending = []
+    for path in sorted((SOURCE / room).rglob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if FLARE_WORDS.search(line):
+                offending.append(f"{path.relative_to(SOURCE)}:{number}: {line.strip()}")
+    assert offending == []
