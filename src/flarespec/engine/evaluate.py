@@ -107,6 +107,7 @@ class Evaluation:
         key = self._instance_key(name, scope)
         if key in self._paths:
             return self._paths[key]
+        scope = self._own_scope(name, scope)
         document = self.spec.documents[name]
         path = None
         try:
@@ -143,8 +144,15 @@ class Evaluation:
             raise Unavailable(name)
         return loaded
 
+    def _own_scope(self, name: str, scope: dict) -> dict:
+        """The bindings a document instance depends on (not those of the rule that asked)."""
+        each = self.spec.documents[name].each
+        chain = self.spec.iterations[each].chain if each else ()
+        return {key: scope[key] for key in chain}
+
     def _load(self, name: str, scope: dict) -> _Loaded:
         document = self.spec.documents[name]
+        scope = self._own_scope(name, scope)
         path = self._path_of(name, scope)
         if path is None:
             return _Loaded(None, None, failed=True)

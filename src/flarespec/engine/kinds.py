@@ -40,18 +40,107 @@ class Kind:
     # how a change of the argument moves the rule; used by `spec diff` ("tighter when larger", …)
     order: str | None
     doc: str
+    # checks the argument's shape at spec load: (arg, document names) -> problem or None
+    check: Callable[[Any, set], str | None]
 
 
 KINDS: dict[str, Kind] = {}
 
 
 def assertion(name: str, *, collective: bool = False, accepts_empty: bool = False,
-              order: str | None = None):
+              order: str | None = None, check: Callable | None = None):
     def register(function):
         KINDS[name] = Kind(name, function, collective, accepts_empty, order,
-                           (function.__doc__ or "").strip())
+                           (function.__doc__ or "").strip(), check or _anything)
         return function
     return register
+
+
+# --------------------------------------------------------------------------- argument checks
+# A misspelt argument must fail at spec load, not silently check nothing.
+
+def _dynamic(value) -> bool:
+    from flarespec.engine.refs import ArgRef, ArgTemplate
+
+    return isinstance(value, (ArgRef, ArgTemplate))
+
+
+def _anything(arg, documents) -> None:
+    return None
+
+
+def _boolean(arg, documents) -> str | None:
+    return None if isinstance(arg, bool) else f"wants true or false, got {arg!r}"
+
+
+def _text(arg, documents) -> str | None:
+    return None if isinstance(arg, str) or _dynamic(arg) else f"wants a string, got {arg!r}"
+
+
+def _pattern(arg, documents) -> str | None:
+    if not isinstance(arg, str):
+        return f"wants a regular expression string, got {arg!r}"
+    try:
+        re.compile(arg)
+    except re.error as error:
+        return f"invalid regular expression {arg!r}: {error}"
+    return None
+
+
+def _list(arg, documents) -> str | None:
+    return None if isinstance(arg, list) or _dynamic(arg) else f"wants a list, got {arg!r}"
+
+
+def _json_types(arg, documents) -> str | None:
+    names = [arg] if isinstance(arg, str) else arg
+    if not isinstance(names, list) or not names or any(n not in JSON_TYPES for n in names):
+        return f"wants one or more of {', '.join(JSON_TYPES)}, got {arg!r}"
+    return None
+
+
+def _keys_from(allowed: tuple, *, at_least_one: bool = True):
+    def check(arg, documents) -> str | None:
+        if not isinstance(arg, dict):
+            return f"wants a mapping with {', '.join(allowed)}, got {arg!r}"
+        unknown = sorted(set(arg) - set(allowed))
+        if unknown:
+            return f"unknown argument {', '.join(unknown)}; allowed: {', '.join(allowed)}"
+        if at_least_one and not set(arg) & (set(allowed) - {"where"}):
+            return f"wants at least one of {', '.join(a for a in allowed if a != 'where')}"
+        return None
+    return check
+
+
+def _mapping(arg, documents) -> str | None:
+    return None if isinstance(arg, dict) else f"wants a mapping of member -> value, got {arg!r}"
+
+
+def _choice(*options):
+    def check(arg, documents) -> str | None:
+        return None if arg in options else f"wants one of {', '.join(options)}, got {arg!r}"
+    return check
+
+
+def _document_names(arg, documents) -> str | None:
+    if not isinstance(arg, list) or not arg:
+        return f"wants a list of document names, got {arg!r}"
+    unknown = [name for name in arg if name not in documents]
+    return f"unknown documents {', '.join(map(str, unknown))}" if unknown else None
+
+
+def _generated_list(arg, documents) -> str | None:
+    if isinstance(arg, list) or _dynamic(arg):
+        return None
+    return _keys_from(("format", "product"))(arg, documents) or \
+        (None if "format" in arg else "wants 'format' (and optionally 'product')")
+
+
+def _same_as(arg, documents) -> str | None:
+    problem = _keys_from(("other", "allow_extra"))(arg, documents)
+    if problem or "other" not in arg:
+        return problem or "wants 'other'"
+    extra = arg.get("allow_extra")
+    return _keys_from(("keys", "when"))(extra, documents) if extra is not None else None
 
 
 # --------------------------------------------------------------------------- helpers
@@ -141,14 +230,14 @@ def _bounds(arg: dict, measured: float, what: str) -> Iterator[Failure]:
 
 # --------------------------------------------------------------------------- kinds
 
-@assertion("present", collective=True, accepts_empty=True)
+@assertion("present", collective=True, accepts_empty=True, check=_boolean)
 def present(ctx, matches: list[Match], arg) -> Iterator[Failure]:
     """The selection matches at least one place."""
     if arg and not matches:
         yield Failure("nothing present here", "present", "absent")
 
 
-@assertion("absent", collective=True, accepts_empty=True)
+@assertion("absent", collective=True, accepts_empty=True, check=_boolean)
 def absent(ctx, matches: list[Match], arg) -> Iterator[Failure]:
     """The selection matches nothing."""
     if arg:
@@ -156,7 +245,7 @@ def absent(ctx, matches: list[Match], arg) -> Iterator[Failure]:
             yield Failure("must be absent", "absent", match.value, match.location)
 
 
-@assertion("type")
+@assertion("type", check=_json_types)
 def type_(ctx, match: Match, arg) -> Iterator[Failure]:
     """JSON type: null, boolean, integer (a JSON integer token), number, string, array, object."""
     allowed = [arg] if isinstance(arg, str) else list(arg)
@@ -173,14 +262,14 @@ def equals(ctx, match: Match, arg) -> Iterator[Failure]:
         yield Failure("differs from the expected value", arg, match.value)
 
 
-@assertion("one_of")
+@assertion("one_of", check=_list)
 def one_of(ctx, match: Match, arg) -> Iterator[Failure]:
     """Type-strict membership in a list."""
     if not any(strict_equal(match.value, option) for option in arg):
         yield Failure("is not one of the allowed values", arg, match.value)
 
 
-@assertion("regex")
+@assertion("regex", check=_pattern)
 def regex(ctx, match: Match, arg) -> Iterator[Failure]:
     """A string matching the pattern (Python `re.search`; anchor with ^ and $)."""
     value = match.value
@@ -188,14 +277,14 @@ def regex(ctx, match: Match, arg) -> Iterator[Failure]:
         yield Failure(f"does not match /{arg}/", arg, value)
 
 
-@assertion("starts_with")
+@assertion("starts_with", check=_text)
 def starts_with(ctx, match: Match, arg) -> Iterator[Failure]:
     """A string that begins with the given text."""
     if not isinstance(match.value, str) or not match.value.startswith(arg):
         yield Failure(f"does not begin with {arg!r}", arg, match.value)
 
 
-@assertion("range")
+@assertion("range", check=_keys_from(("min", "max", "exclusive_min", "exclusive_max")))
 def range_(ctx, match: Match, arg) -> Iterator[Failure]:
     """A number within bounds: {min, max, exclusive_min, exclusive_max}."""
     value = match.value
@@ -210,7 +299,7 @@ def range_(ctx, match: Match, arg) -> Iterator[Failure]:
             yield Failure(f"is {value}, expected {words} {arg[key]}", {key: arg[key]}, value)
 
 
-@assertion("finite")
+@assertion("finite", check=_boolean)
 def finite(ctx, match: Match, arg) -> Iterator[Failure]:
     """A number that is neither NaN nor infinite."""
     value = match.value
@@ -218,7 +307,7 @@ def finite(ctx, match: Match, arg) -> Iterator[Failure]:
         yield Failure("is not a finite number", "finite number", value)
 
 
-@assertion("integral")
+@assertion("integral", check=_boolean)
 def integral(ctx, match: Match, arg) -> Iterator[Failure]:
     """A number with no fractional part (12 and 12.0 both pass; NaN and ±inf fail)."""
     value = match.value
@@ -226,7 +315,7 @@ def integral(ctx, match: Match, arg) -> Iterator[Failure]:
         yield Failure("is not an integral number", "integral number", value)
 
 
-@assertion("length", order="bounds")
+@assertion("length", order="bounds", check=_keys_from(("equals", "min", "max")))
 def length(ctx, match: Match, arg) -> Iterator[Failure]:
     """Length of an array, string or object: {equals, min, max}."""
     value = match.value
@@ -236,7 +325,8 @@ def length(ctx, match: Match, arg) -> Iterator[Failure]:
     yield from _bounds(arg, len(value), "length")
 
 
-@assertion("count", collective=True, accepts_empty=True, order="bounds")
+@assertion("count", collective=True, accepts_empty=True, order="bounds",
+           check=_keys_from(("equals", "min", "max", "where")))
 def count(ctx, matches: list[Match], arg) -> Iterator[Failure]:
     """Number of places the selection matched: {equals, min, max, where: {<kind>: arg}}.
 
@@ -253,7 +343,7 @@ def count(ctx, matches: list[Match], arg) -> Iterator[Failure]:
     yield from _bounds(arg, len(matches), what)
 
 
-@assertion("unique", collective=True)
+@assertion("unique", collective=True, check=_boolean)
 def unique(ctx, matches: list[Match], arg) -> Iterator[Failure]:
     """The matched values are pairwise distinct (type-strict)."""
     if not arg:
@@ -268,7 +358,7 @@ def unique(ctx, matches: list[Match], arg) -> Iterator[Failure]:
             seen[key] = match.location
 
 
-@assertion("order_equals", collective=True, accepts_empty=True)
+@assertion("order_equals", collective=True, accepts_empty=True, check=_generated_list)
 def order_equals(ctx, matches: list[Match], arg) -> Iterator[Failure]:
     """The matched values, in order, equal a reference list (type-strict).
 
@@ -324,7 +414,7 @@ def expand_list(arg) -> list:
     return [arg["format"].format(**combo) for combo in combinations]
 
 
-@assertion("monotonic", collective=True)
+@assertion("monotonic", collective=True, check=_choice("non_decreasing", "increasing"))
 def monotonic(ctx, matches: list[Match], arg) -> Iterator[Failure]:
     """The matched numbers, in order, are non_decreasing (or increasing)."""
     strict = arg == "increasing"
@@ -342,7 +432,7 @@ def monotonic(ctx, matches: list[Match], arg) -> Iterator[Failure]:
         previous = match
 
 
-@assertion("keys")
+@assertion("keys", check=_list)
 def keys(ctx, match: Match, arg) -> Iterator[Failure]:
     """An object whose set of keys is exactly the given list (order irrelevant)."""
     value = match.value
@@ -358,7 +448,7 @@ def keys(ctx, match: Match, arg) -> Iterator[Failure]:
         yield Failure(detail, sorted(expected), sorted(value))
 
 
-@assertion("includes")
+@assertion("includes", check=_mapping)
 def includes(ctx, match: Match, arg) -> Iterator[Failure]:
     """An object whose named members equal the given values (type-strict); others are free."""
     from flarespec.engine.paths import child_location
@@ -375,7 +465,7 @@ def includes(ctx, match: Match, arg) -> Iterator[Failure]:
             yield Failure(f"{where} differs from the expected value", expected, value[key], where)
 
 
-@assertion("same_as")
+@assertion("same_as", check=_same_as)
 def same_as(ctx, match: Match, arg) -> Iterator[Failure]:
     """Type-strict deep equality with another value, optionally allowing named extra keys.
 
@@ -428,7 +518,7 @@ def not_(ctx, match: Match, arg) -> Iterator[Failure]:
         yield Failure(f"must not satisfy {name} {inner!r}", {"not": {name: inner}}, match.value)
 
 
-@assertion("manifest_lists_all", collective=True, accepts_empty=True)
+@assertion("manifest_lists_all", collective=True, accepts_empty=True, check=_document_names)
 def manifest_lists_all(ctx, matches: list[Match], arg) -> Iterator[Failure]:
     """An object (path -> digest) has a key for every file of the named documents."""
     for match in matches:
@@ -437,7 +527,8 @@ def manifest_lists_all(ctx, matches: list[Match], arg) -> Iterator[Failure]:
             yield Failure(f"no entry for {path}", path, None, match.location)
 
 
-@assertion("manifest_lists_only", collective=True, accepts_empty=True)
+@assertion("manifest_lists_only", collective=True, accepts_empty=True,
+           check=_document_names)
 def manifest_lists_only(ctx, matches: list[Match], arg) -> Iterator[Failure]:
     """An object (path -> digest) has no key other than the files of the named documents."""
     from flarespec.engine.paths import child_location
@@ -450,7 +541,7 @@ def manifest_lists_only(ctx, matches: list[Match], arg) -> Iterator[Failure]:
                               child_location(match.location, key))
 
 
-@assertion("manifest_digests", collective=True, accepts_empty=True)
+@assertion("manifest_digests", collective=True, accepts_empty=True, check=_document_names)
 def manifest_digests(ctx, matches: list[Match], arg) -> Iterator[Failure]:
     """Each entry (path -> SHA-256) of a referenced file equals the digest of the file's bytes."""
     from flarespec.engine.paths import child_location

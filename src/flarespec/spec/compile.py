@@ -219,8 +219,20 @@ class _Compiler:
             if not isinstance(inner, dict) or len(inner) != 1:
                 self.issue(f"{kind_name} wants exactly one inner assertion kind", container, key)
             else:
-                self.kind(next(iter(inner)), inner, next(iter(inner)))
-        return self.walk(value, container, key, scope)
+                (inner_name, inner_arg), = inner.items()
+                self.kind(inner_name, inner, inner_name)
+                self.checked(inner_name, self.walk(inner_arg, inner, inner_name, scope),
+                             inner, inner_name)
+        return self.checked(kind_name, self.walk(value, container, key, scope), container, key)
+
+    def checked(self, kind_name: str, arg, container, key):
+        """The argument, after the kind's own shape check (a misspelt bound is an error)."""
+        kind = KINDS.get(kind_name)
+        if kind is not None:
+            problem = kind.check(arg, set(self.document_specs))
+            if problem:
+                self.issue(f"{kind_name}: {problem}", container, key, "spec.kind-argument")
+        return arg
 
     def formula(self, value, container, key, scope):
         source = {"expr": value} if isinstance(value, str) else value
