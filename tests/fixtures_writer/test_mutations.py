@@ -65,7 +65,8 @@ def test_every_documented_operation_is_registered():
     assert set(OPERATIONS) == {
         "set_json", "delete_json", "replace_text", "move_list_item", "duplicate_list_item", "delete_list_item",
         "split_array_item", "sse_set", "sse_delete", "prom_set", "prom_append", "prom_delete",
-        "remove_file", "write_file", "symlink", "make_fifo", "refresh_digests"}
+        "remove_file", "write_file", "symlink", "make_fifo", "refresh_digests", "set_json_sha256",
+        "replace_bytes"}
 
 
 def test_unknown_op_and_bad_arguments_fail(root):

@@ -6,19 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from receipt_checks import all_keys
 
 from flarespec.adapter.commands import OutputRefused, measure, validate_pair
 from flarespec.fixtures.mutations import refresh_digests, set_json
-
-
-def all_keys(value):
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from all_keys(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from all_keys(item)
 
 
 def rules_of(receipt) -> set[str]:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from receipt_checks import all_keys
 
 CLI = (sys.executable, "-m", "flarespec")
 METRIC_KEY = "metrics.delivery_ttft_ns"
@@ -70,16 +71,6 @@ def tree_digests(root: Path) -> dict[str, str]:
         else:
             digests[str(path)] = "dir"
     return digests
-
-
-def all_keys(value):
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from all_keys(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from all_keys(item)
 
 
 def independent_ttft_median(packet_json: Path) -> float:

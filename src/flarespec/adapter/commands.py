@@ -120,30 +120,37 @@ def check_output(output: str | Path, *entries: Path) -> Path:
     return target
 
 
+def _validate_both(first: str | Path, second: str | Path, roles: tuple[str, str],
+                   output: str | Path, spec_path) -> tuple[Path, PacketResult, PacketResult,
+                                                          list[Violation]]:
+    """Refuse a bad output first, then validate both packets (once if they are the same)."""
+    target = check_output(output, Path(first), Path(second))
+    one = validate_packet(first, roles[0], spec_path)
+    two = one if Path(second).resolve() == Path(first).resolve() else \
+        validate_packet(second, roles[1], spec_path)
+    return target, one, two, compare_pair(one, two)
+
+
+def _finish(target: Path, receipt_of, one: PacketResult, two: PacketResult,
+            pair: list[Violation]) -> Outcome:
+    passed = one.ok and two.ok and not pair
+    receipt = receipt_of(one, two, pair, passed)
+    receipts.write_atomically(target, receipt)
+    return Outcome(EXIT_PASS if passed else EXIT_REJECTED, receipt, target, [one, two])
+
+
 def measure(packet: str | Path, peer: str | Path, output: str | Path, *,
             spec_path: str | Path | None = None) -> Outcome:
-    target = check_output(output, Path(packet), Path(peer))
-    own = validate_packet(packet, "packet", spec_path)
-    other = own if Path(peer).resolve() == Path(packet).resolve() else \
-        validate_packet(peer, "peer", spec_path)
-    pair = compare_pair(own, other)
-    passed = own.ok and other.ok and not pair
-    receipt = receipts.measure_receipt(own, other, pair, passed)
-    receipts.write_atomically(target, receipt)
-    return Outcome(EXIT_PASS if passed else EXIT_REJECTED, receipt, target, [own, other])
+    """Validate both packets and their pair; export the packet's metric only if all pass."""
+    checked = _validate_both(packet, peer, ("packet", "peer"), output, spec_path)
+    return _finish(checked[0], receipts.measure_receipt, *checked[1:])
 
 
 def validate_pair(baseline: str | Path, candidate: str | Path, output: str | Path, *,
                   spec_path: str | Path | None = None) -> Outcome:
-    target = check_output(output, Path(baseline), Path(candidate))
-    first = validate_packet(baseline, "baseline", spec_path)
-    second = first if Path(candidate).resolve() == Path(baseline).resolve() else \
-        validate_packet(candidate, "candidate", spec_path)
-    pair = compare_pair(first, second)
-    passed = first.ok and second.ok and not pair
-    receipt = receipts.pair_receipt(first, second, pair, passed)
-    receipts.write_atomically(target, receipt)
-    return Outcome(EXIT_PASS if passed else EXIT_REJECTED, receipt, target, [first, second])
+    """Validate both packets and their pair; record both metrics under "pair" only if all pass."""
+    checked = _validate_both(baseline, candidate, ("baseline", "candidate"), output, spec_path)
+    return _finish(checked[0], receipts.pair_receipt, *checked[1:])
 
 
 def eprint(text: str = "") -> None:

@@ -31,6 +31,10 @@ class Unavailable(Exception):
     """Something this check needs failed to load; that failure is already reported."""
 
 
+class Unresolvable(ValueError):
+    """A placeholder or pinned binding has no value here: a violation, never a silent skip."""
+
+
 class ArgumentUnresolved(Exception):
     def __init__(self, ref: Ref, found: int):
         super().__init__(ref)
@@ -131,6 +135,11 @@ class Evaluation:
                 else:
                     path = matches[0].value
         except Unavailable:
+            path = None
+        except Unresolvable as problem:
+            self._violation(f"{document.rule_prefix}.path-unresolved", "error",
+                            f"no path for document {name!r}: {problem}", None, None,
+                            binding=self._label(scope))
             path = None
         self._paths[key] = path
         return path
@@ -241,7 +250,8 @@ class Evaluation:
             if ":" in placeholder:
                 matches, _ = self.resolve(_placeholder_ref(placeholder), scope)
                 if len(matches) != 1:
-                    raise Unavailable(placeholder)
+                    raise Unresolvable(f"{{{placeholder}}} matched {len(matches)} places, "
+                                       f"expected exactly one")
                 return matches[0].value
             return self._binding_value(placeholder, scope)
         return fill
@@ -262,7 +272,7 @@ class Evaluation:
             elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
                 value = value[int(part)]
             else:
-                raise Unavailable(text)
+                raise Unresolvable(f"{{{text}}} has no value here")
         return value
 
     # ------------------------------------------------------------------ iterations
@@ -282,12 +292,19 @@ class Evaluation:
             matches, file = self.resolve(iteration.over, parent)
         except Unavailable:
             return []
+        except Unresolvable as problem:
+            self._violation(f"iteration.{iteration.name}.unresolved", "error",
+                            f"cannot iterate {iteration.name} over {iteration.over}: {problem}",
+                            None, str(iteration.over), binding=self._label(parent))
+            return []
         children = []
         for index, match in enumerate(matches):
             scope = dict(parent)
             scope[iteration.name] = Binding(iteration.name, match, index, file, "")
-            label = self._default_label(match) if iteration.label is None else \
-                iteration.label.render(self._filler(scope))
+            try:
+                label = iteration.label.render(self._filler(scope))
+            except (AttributeError, Unresolvable, Unavailable):  # no label template, or unfillable
+                label = self._default_label(match)
             scope[iteration.name] = Binding(iteration.name, match, index, file, str(label))
             children.append(scope)
         return children
@@ -306,10 +323,11 @@ class Evaluation:
             iteration = self.spec.iterations[name]
             parent = scope if iteration.parent is None or iteration.parent in scope else None
             if parent is None:
-                raise Unavailable(name)
+                raise Unresolvable(f"{name} cannot be pinned here: its parent is not bound")
             children = self._children(iteration, parent)
             if not (isinstance(index, int) and 0 <= index < len(children)):
-                raise Unavailable(name)
+                raise Unresolvable(f"{name} has no element {index!r} here "
+                                   f"({len(children)} elements)")
             scope = children[index]
         return scope
 
@@ -436,8 +454,8 @@ class Evaluation:
             if placeholder in named:
                 return named[placeholder]
             try:
-                return self._binding_value(placeholder, scope)
-            except (KeyError, Unavailable):
+                return self._filler(scope)(placeholder)
+            except (KeyError, Unavailable, Unresolvable):
                 return "{" + placeholder + "}"
         return rule.message.render(fill)
 
@@ -452,7 +470,7 @@ class Evaluation:
         for name, arg in self.spec.identities.items():
             try:
                 identities[name] = self.materialize(arg, {})
-            except (Unavailable, ArgumentUnresolved):
+            except (Unavailable, Unresolvable, ArgumentUnresolved):
                 identities[name] = None
         return identities
 

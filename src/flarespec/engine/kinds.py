@@ -515,7 +515,8 @@ def not_(ctx, match: Match, arg) -> Iterator[Failure]:
     kind = KINDS[name]
     failures = list(kind.function(ctx, [match] if kind.collective else match, inner))
     if not failures:
-        yield Failure(f"must not satisfy {name} {inner!r}", {"not": {name: inner}}, match.value)
+        shown = inner["compiled"].source if name == "formula" else inner
+        yield Failure(f"must not satisfy {name} {shown!r}", {"not": {name: shown}}, match.value)
 
 
 @assertion("manifest_lists_all", collective=True, accepts_empty=True, check=_document_names)

@@ -143,7 +143,11 @@ def _datum_keys(datum) -> list:
     while datum is not None and datum.path is not None:
         path = datum.path
         if isinstance(path, jp.Index):
-            keys.append(path.indices[0])
+            index = path.indices[0]
+            container = datum.context.value if datum.context is not None else None
+            if index < 0 and isinstance(container, list) and container:
+                index %= len(container)  # report $.a[2], not $.a[-1], like the fast path
+            keys.append(index)
         elif isinstance(path, jp.Fields):
             keys.append(path.fields[0])
         datum = datum.context

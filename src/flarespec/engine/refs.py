@@ -77,6 +77,9 @@ class ArgRef:
     has_default: bool = False
     default: Any = None
 
+    def __repr__(self) -> str:
+        return f"{{'ref': {self.ref.source!r}}}"
+
 
 @dataclass(frozen=True)
 class Condition:
@@ -93,3 +96,6 @@ class ArgTemplate:
     """An argument rendered per binding: {template: "r{group.repetition}.seed"} -> a string."""
 
     template: Any
+
+    def __repr__(self) -> str:
+        return f"{{'template': {self.template.source!r}}}"

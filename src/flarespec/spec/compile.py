@@ -212,23 +212,31 @@ class _Compiler:
     def argument(self, kind_name: str | None, value, container, key, scope):
         if kind_name == "formula":
             return self.formula(value, container, key, scope)
-        # kinds that wrap one inner assertion: check the inner kind's name now, not per binding
-        inner = value if kind_name == "not" else \
-            value.get("where") if kind_name == "count" and isinstance(value, dict) else None
-        if inner is not None:
-            if not isinstance(inner, dict) or len(inner) != 1:
-                self.issue(f"{kind_name} wants exactly one inner assertion kind", container, key)
+        # kinds that wrap one inner assertion: compile and check the inner one now
+        if kind_name == "not":
+            if isinstance(value, dict) and len(value) == 1:
+                return self.checked(kind_name, self.inner(value, scope), container, key)
+            self.issue("not wants exactly one inner assertion kind", container, key)
+            return None
+        if kind_name == "count" and isinstance(value, dict) and isinstance(value.get("where"), dict):
+            walked = self.walk({k: v for k, v in value.items() if k != "where"},
+                               container, key, scope)
+            if len(value["where"]) == 1:
+                walked["where"] = self.inner(value["where"], scope)
             else:
-                (inner_name, inner_arg), = inner.items()
-                self.kind(inner_name, inner, inner_name)
-                self.checked(inner_name, self.walk(inner_arg, inner, inner_name, scope),
-                             inner, inner_name)
+                self.issue("where wants exactly one inner assertion kind", value, "where")
+            return self.checked(kind_name, walked, container, key)
         return self.checked(kind_name, self.walk(value, container, key, scope), container, key)
+
+    def inner(self, wrapped: dict, scope) -> dict:
+        (inner_name, inner_arg), = wrapped.items()
+        self.kind(inner_name, wrapped, inner_name)
+        return {inner_name: self.argument(inner_name, inner_arg, wrapped, inner_name, scope)}
 
     def checked(self, kind_name: str, arg, container, key):
         """The argument, after the kind's own shape check (a misspelt bound is an error)."""
         kind = KINDS.get(kind_name)
-        if kind is not None:
+        if kind is not None and kind_name != "formula":
             problem = kind.check(arg, set(self.document_specs))
             if problem:
                 self.issue(f"{kind_name}: {problem}", container, key, "spec.kind-argument")

@@ -60,14 +60,22 @@ class SpecLibrary:
     def __init__(self, directories: list[Path] | None = None):
         self.directories = directories if directories is not None else [bundled_spec_dir()]
         self._by_id: dict[str, SpecFile] | None = None
+        # a broken neighbour must not stop a valid spec from loading; all() still reports it
+        self.broken: list[SpecIssue] = []
 
     def _index(self) -> dict[str, SpecFile]:
         if self._by_id is None:
             self._by_id = {}
             for directory in self.directories:
                 for path in sorted(Path(directory).rglob("*.yaml")):
-                    spec = read_spec_file(path)
+                    try:
+                        spec = read_spec_file(path)
+                    except SpecInvalid as problem:
+                        self.broken.extend(problem.issues)
+                        continue
                     if spec.id in self._by_id:
+                        if spec.path.resolve() == self._by_id[spec.id].path.resolve():
+                            continue
                         raise SpecInvalid([SpecIssue(
                             f"spec id {spec.id!r} is also used by {self._by_id[spec.id].path}",
                             spec.data.key_marks.get("id"), "spec.duplicate-id")])
@@ -78,7 +86,16 @@ class SpecLibrary:
         self._index()[spec.id] = spec
 
     def get(self, spec_id: str) -> SpecFile | None:
-        return self._index().get(spec_id)
+        """The spec with this id; when it is not found and some file is broken, that file's
+        issues are the likelier answer than "unknown spec", so they are raised."""
+        found = self._index().get(spec_id)
+        if found is None and self.broken:
+            raise SpecInvalid(self.broken)
+        return found
 
     def all(self) -> list[SpecFile]:
-        return list(self._index().values())
+        """Every spec; a broken file among them is an error here (bundled specs must all load)."""
+        specs = list(self._index().values())
+        if self.broken:
+            raise SpecInvalid(self.broken)
+        return specs

@@ -85,11 +85,13 @@ def _merge(merged: dict, layer: SpecFile, origin: dict, issues: list) -> None:
     for key in _BY_NAME:
         if key in data:
             target = merged.setdefault(key, _marked_dict(data[key]))
+            merged.key_marks[key] = data.key_marks[key]
             target.update(data[key])
             target.key_marks.update(getattr(data[key], "key_marks", {}))
     for key in ("metric", "pair"):
         if key in data:
             merged[key] = data[key]
+            merged.key_marks[key] = data.key_marks[key]
     rules = merged.setdefault("rules", MarkedList())
     if not hasattr(rules, "item_marks"):
         rules.mark, rules.item_marks = data.mark, []

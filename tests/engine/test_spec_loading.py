@@ -1,0 +1,472 @@
+"""Spec loading errors: every problem names file:line:column (1-based) and a code."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from flarespec.spec.compile import compile_spec
+from flarespec.spec.errors import SpecInvalid
+from flarespec.spec.load import SpecLibrary, read_spec_file
+from flarespec.spec.resolve import resolve
+
+TOY = Path(__file__).parent / "toy"
+
+# Lines 1-5 of every case; the cases' own lines start at 6.
+HEAD = """\
+flarespec: 1
+id: toy/case
+title: Toy case
+documents:
+  doc: {loader: json, entry: true}
+"""
+RULE = """\
+rules:
+  - id: toy.a
+    description: A rule.
+"""  # lines 6-8; a rule's next key is on line 9, its "- id" item mark is 7:5
+
+
+def body(text: str) -> str:
+    """Rule keys written indented anywhere, re-indented under RULE's list item."""
+    return textwrap.indent(textwrap.dedent(text), "    ")
+
+
+def issues(tmp_path, text: str, *, head: str = HEAD):
+    """(line, column, code, message) of every issue, reading, resolving and compiling."""
+    path = tmp_path / "case.yaml"
+    path.write_text(head + textwrap.dedent(text))
+    with pytest.raises(SpecInvalid) as caught:
+        library = SpecLibrary([tmp_path])
+        compile_spec(resolve(library.get("toy/case"), library))
+    found = []
+    for issue in caught.value.issues:
+        assert issue.mark.file == str(path)
+        assert str(issue).startswith(f"{path}:{issue.mark.line}:{issue.mark.column}: ")
+        assert str(issue).endswith(f" [{issue.code}]")
+        found.append((issue.mark.line, issue.mark.column, issue.code, issue.message))
+    return found
+
+
+def compiles(tmp_path, text: str, *, head: str = HEAD):
+    (tmp_path / "case.yaml").write_text(head + textwrap.dedent(text))
+    library = SpecLibrary([tmp_path])
+    return compile_spec(resolve(library.get("toy/case"), library))
+
+
+def test_the_toy_spec_compiles():
+    library = SpecLibrary([TOY])
+    spec = compile_spec(resolve(library.get("toy/base"), library))
+    assert [rule.id for rule in spec.rules] == [
+        "toy.index.schema", "toy.index.shelves", "toy.item.colour", "toy.item.count",
+        "toy.shelf.total"]
+
+
+# --------------------------------------------------------------------------- shape (Cerberus)
+
+def test_unknown_top_level_key(tmp_path):
+    assert issues(tmp_path, "rules: []\nbogus: 1\n") == [(7, 1, "spec.shape", "unknown key 'bogus'")]
+
+
+def test_unknown_rule_key(tmp_path):
+    assert issues(tmp_path, RULE + body("""\
+            given: "doc:$.a"
+            asert: {present: true}
+    """)) == [(10, 5, "spec.shape", "unknown key 'asert'"),
+             (7, 5, "spec.shape", "missing required key 'assert'"),
+             (7, 5, "spec.shape", "missing required key 'hook'")]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("rules:\n  - id: toy.a\n    given: doc:$.a\n    assert: {present: true}\n",
+     [(7, 5, "spec.shape", "missing required key 'description'")]),
+    ("rules:\n  - id: Toy\n    description: d\n    given: doc:$.a\n    assert: {present: true}\n",
+     [(7, 5, "spec.shape",
+       "'id': 'Toy' does not match ^[a-z0-9][a-z0-9_-]*(\\.[a-z0-9][a-z0-9_-]*)+$")]),
+    (RULE + "    given: doc:$.a\n    assert: {present: true}\n    hook: toy.check\n",
+     [(10, 5, "spec.shape", "'assert' cannot be combined with 'hook'"),
+      (11, 5, "spec.shape", "'hook' cannot be combined with 'assert'")]),
+    (RULE + "    given: doc:$.a\n    assert: {present: true, absent: true}\n",
+     [(10, 5, "spec.shape",
+       "'assert': maxlength 1 violated (value {'present': True, 'absent': True})")]),
+    (RULE + "    given: doc:$.a\n    severity: fatal\n    assert: {present: true}\n",
+     [(10, 5, "spec.shape", "'severity': 'fatal' is not one of ['error', 'warning']")]),
+    (RULE + "    given: doc:$.a\n    optional: yes please\n    assert: {present: true}\n",
+     [(10, 5, "spec.shape", "'optional' must be of type boolean")]),
+])
+def test_rule_shape_errors(tmp_path, text, expected):
+    assert issues(tmp_path, text) == expected
+
+
+def test_unsupported_format_version(tmp_path):
+    assert issues(tmp_path, "", head=HEAD.replace("flarespec: 1", "flarespec: 2")) == [
+        (1, 1, "spec.shape", "'flarespec': 2 is not one of [1]")]
+
+
+def test_a_spec_is_a_mapping(tmp_path):
+    (tmp_path / "case.yaml").write_text("- a\n- b\n")
+    with pytest.raises(SpecInvalid) as caught:
+        read_spec_file(tmp_path / "case.yaml")
+    [issue] = caught.value.issues
+    assert (issue.mark.line, issue.mark.column, issue.code, issue.message) == (
+        1, 1, "spec.shape", "a spec is a YAML mapping")
+
+
+def test_spec_must_be_utf8(tmp_path):
+    (tmp_path / "case.yaml").write_bytes(HEAD.encode() + b"description: caf\xe9\n")
+    with pytest.raises(SpecInvalid) as caught:
+        read_spec_file(tmp_path / "case.yaml")
+    assert [(i.code, i.message) for i in caught.value.issues] == [("spec.yaml",
+                                                                   "spec is not UTF-8")]
+
+
+# --------------------------------------------------------------------------- YAML
+
+def test_yaml_syntax_error(tmp_path):
+    assert issues(tmp_path, "rules: [\n  - id: x\n") == [
+        (7, 3, "spec.yaml", "YAML syntax: expected the node content, but found '-'")]
+
+
+def test_duplicate_yaml_key(tmp_path):
+    assert issues(tmp_path, "constants:\n  a: 1\n  b: 2\n  a: 3\n") == [
+        (9, 3, "spec.yaml", "duplicate key 'a'")]
+
+
+def test_duplicate_yaml_key_in_a_flow_mapping(tmp_path):
+    assert issues(tmp_path, RULE + "    given: doc:$.a\n    assert: {equals: 1, equals: 2}\n") == [
+        (10, 25, "spec.yaml", "duplicate key 'equals'")]
+
+
+def test_merge_keys_may_be_overridden_but_not_repeated(tmp_path):
+    spec = compiles(tmp_path, "constants:\n  base: &b {x: 1, y: 2}\n  c: {<<: *b, x: 3}\n")
+    assert spec.constants == {"base": {"x": 1, "y": 2}, "c": {"x": 3, "y": 2}}
+    (tmp_path / "case.yaml").unlink()
+    assert issues(tmp_path, "constants:\n  base: &b {x: 1}\n  c: {<<: *b, x: 3, x: 4}\n") == [
+        (8, 21, "spec.yaml", "duplicate key 'x'")]
+
+
+@pytest.mark.parametrize("tag", ["!!python/object:os.system {}", "!!python/name:os.system ''",
+                                 "!!python/object/apply:os.system ['true']"])
+def test_python_tags_are_rejected(tmp_path, tag):
+    [(line, column, code, message)] = issues(tmp_path, f"constants:\n  a: {tag}\n")
+    assert (line, column, code) == (7, 6, "spec.yaml")
+    assert message.startswith("YAML syntax: could not determine a constructor for the tag "
+                              "'tag:yaml.org,2002:python/")
+
+
+def test_yaml_core_tags_keep_safe_load_semantics(tmp_path):
+    spec = compiles(tmp_path, "constants:\n  n: !!int '12'\n  s: !!str 12\n  f: .nan\n"
+                              "  yes_word: yes\n  date: 2024-01-02\n")
+    assert spec.constants["n"] == 12 and spec.constants["s"] == "12"
+    assert spec.constants["yes_word"] is True          # YAML 1.1, as yaml.safe_load
+    assert spec.constants["f"] != spec.constants["f"]  # NaN
+    assert str(spec.constants["date"]) == "2024-01-02"
+
+
+# --------------------------------------------------------------------------- names
+
+def test_unknown_assertion_kind(tmp_path):
+    [(line, column, code, message)] = issues(tmp_path, RULE + body("""\
+            given: "doc:$.a"
+            assert: {equal: 1}
+    """))
+    assert (line, column, code) == (10, 14, "spec.unknown-kind")
+    assert message.startswith("unknown assertion kind 'equal'; known: absent, count, equals, ")
+
+
+def test_kind_argument_error(tmp_path):
+    assert issues(tmp_path, RULE + body("""\
+            given: "doc:$.a"
+            assert: {range: {minimum: 1}}
+    """)) == [(10, 14, "spec.kind-argument",
+               "range: unknown argument minimum; allowed: min, max, exclusive_min, exclusive_max")]
+
+
+def test_inner_kind_errors_name_the_inner_key(tmp_path):
+    found = issues(tmp_path, RULE + (
+        '    given: "doc:$.a"\n'
+        "    assert: {not: {bogus: 1}}\n"                          # line 10
+        "  - id: toy.b\n"
+        "    description: B.\n"
+        '    given: "doc:$.b[*]"\n'
+        '    assert: {count: {min: 1, where: {regex: "("}}}\n'     # line 14
+    ))
+    assert [(line, column, code) for line, column, code, _ in found] == [
+        (10, 20, "spec.unknown-kind"), (14, 38, "spec.kind-argument")]
+
+
+def test_unknown_hook(tmp_path):
+    [(line, column, code, message)] = issues(tmp_path, RULE + "    hook: toy.nope\n")
+    assert (line, column, code) == (9, 5, "spec.unknown-hook")
+    assert message.startswith("unknown check hook 'toy.nope'; registered: ")
+
+
+def test_duplicate_rule_ids(tmp_path):
+    path = tmp_path / "case.yaml"
+    assert issues(tmp_path, RULE + (
+        '    given: "doc:$.a"\n'
+        "    assert: {present: true}\n"
+        "  - id: toy.b\n"
+        "    description: B.\n"
+        '    given: "doc:$.b"\n'
+        "    assert: {present: true}\n"
+        "  - id: toy.a\n"                      # line 15
+        "    description: A again.\n"
+        '    given: "doc:$.c"\n'
+        "    assert: {present: true}\n"
+    )) == [(15, 5, "spec.duplicate-rule-id", f"duplicate rule id 'toy.a' (first at {path}:7:5)")]
+
+
+@pytest.mark.parametrize("given, message", [
+    ("doc:$.a[?", "invalid JSONPath '$.a[?': "),
+    ("doc:/a/{x", "unbalanced braces in template '{x'"),
+    ("doc:a.b", "a selector starts with '$' (JSONPath), '/' (pointer) or '@' (file metadata): "
+                "'doc:a.b'"),
+    ("doc:@md5", "unknown metadata '@md5' in 'doc:@md5'; known: @sha256, @path, @size, @index, "
+                 "@label"),
+    ("doc:@index", "@index exists only for iterations"),
+])
+def test_bad_selectors(tmp_path, given, message):
+    [(line, column, code, text)] = issues(
+        tmp_path, RULE + f"    given: '{given}'\n    assert: {{present: true}}\n")
+    assert (line, column, code) == (9, 5, "spec.path-syntax")
+    assert text.startswith(message)
+
+
+def test_unknown_target(tmp_path):
+    assert issues(tmp_path, RULE + body("""\
+            given: "doc:$.a"
+            assert: {equals: {ref: "nodoc:$.x"}}
+    """)) == [(10, 23, "spec.unknown-target",
+              "'nodoc:$.x' names 'nodoc', which is neither a document, an iteration nor "
+              "'constants'")]
+
+
+ITERATION_HEAD = HEAD + """\
+  per: {loader: json, each: it, path: "x/{it.name}.json"}
+iterations:
+  it: {over: "doc:$.items[*]"}
+"""  # lines 1-8
+
+
+def test_unknown_iteration(tmp_path):
+    assert issues(tmp_path, RULE.replace("    description", "    for_each: nope\n    description")
+                  + "    given: doc:$.a\n    assert: {present: true}\n", head=ITERATION_HEAD) == [
+        (11, 5, "spec.unknown-iteration", "for_each names unknown iteration 'nope'")]
+
+
+@pytest.mark.parametrize("given, message", [
+    ("it:$.name", "'it:$.name' uses iteration 'it', which is not bound here (bound: none)"),
+    ("doc:/items/{it@index}",
+     "placeholder {it@index} uses 'it', which is not bound here (bound: none)"),
+    ("per:$.a", "document 'per' exists once per 'it'; bind 'it' with for_each to use it"),
+])
+def test_unbound_iteration(tmp_path, given, message):
+    assert issues(tmp_path, RULE + f"    given: '{given}'\n    assert: {{present: true}}\n",
+                  head=ITERATION_HEAD) == [(12, 5, "spec.unbound-iteration", message)]
+
+
+def test_unknown_parent_and_each(tmp_path):
+    head = ITERATION_HEAD.replace("each: it", "each: nit").replace(
+        'over: "doc:$.items[*]"', 'over: "doc:$.items[*]", parent: pit')
+    assert issues(tmp_path, "", head=head) == [
+        (6, 23, "spec.unknown-iteration", "each names unknown iteration 'nit'"),
+        (6, 34, "spec.unbound-iteration",
+         "placeholder {it.name} uses 'it', which is not bound here (bound: none)"),
+        (8, 32, "spec.unknown-iteration", "parent names unknown iteration 'pit'")]
+
+
+def test_iteration_parent_cycle(tmp_path):
+    assert issues(tmp_path, "iterations:\n  a: {over: 'doc:$.a[*]', parent: b}\n"
+                            "  b: {over: 'doc:$.b[*]', parent: a}\n") == [
+        (7, 27, "spec.invalid", "iteration 'a' has a parent cycle"),
+        (8, 27, "spec.invalid", "iteration 'b' has a parent cycle")]
+
+
+def test_at_pins_unknown_iteration(tmp_path):
+    assert issues(tmp_path, RULE + body("""\
+            given: "doc:$.a"
+            assert: {equals: {ref: "doc:$.b", at: {nope: 0}}}
+    """)) == [(10, 39, "spec.invalid", "'at' pins unknown iteration 'nope'")]
+
+
+def test_unknown_loader(tmp_path):
+    assert issues(tmp_path, "", head=HEAD.replace("json", "xml")) == [
+        (5, 9, "spec.unknown-loader",
+         "unknown loader 'xml'; known: bytes, directory, json, prometheus, sse, text")]
+
+
+# --------------------------------------------------------------------------- constants
+
+def test_unknown_constant(tmp_path):
+    assert issues(tmp_path, RULE + body("""\
+            given: "doc:$.a"
+            assert: {equals: "${nope}"}
+    """)) == [(10, 14, "spec.unknown-constant", "unknown constant ${nope}")]
+
+
+def test_unknown_constant_in_a_list_names_the_item(tmp_path):
+    assert issues(tmp_path, "constants:\n  c: [a]\n" + RULE + body("""\
+            given: "doc:$.a"
+            assert: {one_of: [a, "${c.1}"]}
+    """)) == [(12, 26, "spec.unknown-constant", "unknown constant ${c.1}")]
+
+
+def test_structured_constant_inside_text(tmp_path):
+    assert issues(tmp_path, "constants:\n  c: [a]\n" + RULE + body("""\
+            given: "doc:$.a"
+            assert: {equals: "x${c}"}
+    """)) == [(12, 14, "spec.constant-type",
+              "constant ${c} is a structure; only a whole string may be replaced by it")]
+
+
+def test_constant_substitution(tmp_path):
+    spec = compiles(tmp_path, """\
+        constants:
+          colours: [red, green]
+          limits: {max: 3}
+          version: 7
+        rules:
+          - id: toy.a
+            description: "Version ${version}, up to ${limits.max}, first ${colours.0}."
+            given: "doc:$.a"
+            assert: {one_of: "${colours}"}
+          - id: toy.b
+            description: Bounded.
+            given: "doc:$.b"
+            assert: {range: "${limits}"}
+    """)
+    a, b = spec.rules
+    assert a.description == "Version 7, up to 3, first red."
+    assert a.arg == ["red", "green"] and b.arg == {"max": 3}
+
+
+# --------------------------------------------------------------------------- formulas, conditions
+
+def test_formula_syntax_error(tmp_path):
+    assert issues(tmp_path, RULE + body("""\
+            given: "doc:$"
+            assert: {formula: "a = b"}
+    """)) == [(10, 14, "spec.formula-syntax",
+              "formula: unexpected character '=' (use '==' to compare) at column 3\n"
+              "  a = b\n    ^")]
+
+
+@pytest.mark.parametrize("formula, code, message", [
+    ("{expr: '$ == @x'}", "spec.formula-syntax", "formula uses @x but refs does not define it"),
+    ("{expr: '$ == 1', tol: 1}", "spec.invalid", "unknown formula keys ['tol']"),
+    ("{rel_tol: 1}", "spec.invalid", "formula wants a string or {expr, rel_tol, abs_tol, refs}"),
+])
+def test_formula_argument_errors(tmp_path, formula, code, message):
+    assert issues(tmp_path, RULE + f"    given: doc:$\n    assert: {{formula: {formula}}}\n") == [
+        (10, 14, code, message)]
+
+
+def test_condition_with_two_kinds(tmp_path):
+    assert issues(tmp_path, RULE + body("""\
+            when: {given: "doc:$.a", equals: 1, present: true}
+            given: "doc:$.a"
+            assert: {present: true}
+    """)) == [(9, 5, "spec.invalid", "a condition has 'given' and exactly one assertion kind")]
+
+
+def test_assertion_needs_given(tmp_path):
+    assert issues(tmp_path, RULE + "    assert: {present: true}\n") == [
+        (9, 5, "spec.invalid", "an assertion needs 'given'")]
+
+
+def test_message_placeholder_must_be_bound(tmp_path):
+    [(line, column, code, message)] = issues(tmp_path, RULE + body("""\
+            given: "doc:$.a"
+            assert: {present: true}
+            message: "{item.sku}: {detail}"
+    """))
+    assert (line, column, code) == (11, 5, "spec.unbound-iteration")
+    assert message.startswith("placeholder {item.sku} uses 'item', which is not bound here")
+
+
+def test_every_issue_is_reported_at_once(tmp_path):
+    found = issues(tmp_path, RULE + (
+        '    given: "nodoc:$.a"\n'
+        "    assert: {equal: 1}\n"
+        "  - id: toy.b\n"
+        "    description: B.\n"
+        '    given: "doc:$.b"\n'
+        '    assert: {formula: "1 +"}\n'       # line 14
+    ))
+    assert [(line, column, code) for line, column, code, _ in found] == [
+        (9, 5, "spec.unknown-target"), (10, 14, "spec.unknown-kind"),
+        (14, 14, "spec.formula-syntax")]
+
+
+# --------------------------------------------------------------------------- documents section
+
+def test_document_without_a_path(tmp_path):
+    assert issues(tmp_path, "", head=HEAD + "  other: {loader: json}\n") == [
+        (6, 10, "spec.invalid", "a document needs path, path_from or entry: true")]
+
+
+def test_document_named_like_an_iteration(tmp_path):
+    head = HEAD + "  it: {loader: json, path: x.json}\niterations:\n  it: {over: 'doc:$.a[*]'}\n"
+    assert issues(tmp_path, "", head=head) == [
+        (6, 3, "spec.name-clash", "document 'it' has the name of an iteration or of 'constants'")]
+
+
+def test_path_excludes_entry(tmp_path):
+    assert issues(tmp_path, "", head=HEAD.replace("entry: true", "entry: true, path: x.json")) == [
+        (5, 36, "spec.shape", "'path' cannot be combined with ['path_from', 'entry']")]
+
+
+def test_entry_count_error_names_the_documents_key(tmp_path):
+    head = HEAD.replace("entry: true", "path: x.json")
+    assert issues(tmp_path, "", head=head) == [
+        (4, 1, "spec.entry", "exactly one document is the entry (entry: true); found 0")]
+
+
+def test_duplicate_spec_ids_in_a_library(tmp_path):
+    (tmp_path / "a.yaml").write_text(HEAD)
+    (tmp_path / "b.yaml").write_text(HEAD)
+    with pytest.raises(SpecInvalid) as caught:
+        SpecLibrary([tmp_path]).all()
+    [issue] = caught.value.issues
+    assert (issue.mark.file, issue.mark.line, issue.mark.column, issue.code) == (
+        str(tmp_path / "b.yaml"), 2, 1, "spec.duplicate-id")
+    assert issue.message == f"spec id 'toy/case' is also used by {tmp_path / 'a.yaml'}"
+
+
+# --------------------------------------------------------------------------- docs/spec-language.md
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "spec-language.md"
+
+
+def doc_blocks(language: str) -> list[str]:
+    import re
+
+    return [textwrap.dedent(block) for block in
+            re.findall(rf"^ *```{language}\n(.*?)^ *```$", DOC.read_text(), re.S | re.M)]
+
+
+def test_every_yaml_block_of_the_language_reference_parses():
+    import yaml
+
+    blocks = doc_blocks("yaml")
+    assert len(blocks) > 40
+    for block in blocks:
+        assert yaml.safe_load(block) is not None, block
+
+
+def test_every_complete_spec_in_the_language_reference_compiles(tmp_path):
+    complete = [block for block in doc_blocks("yaml") if block.startswith("flarespec: 1\n")]
+    assert len(complete) >= 2
+    for number, block in enumerate(complete):
+        path = tmp_path / f"block{number}.yaml"
+        path.write_text(block)
+        spec_file = read_spec_file(path)
+        library = SpecLibrary([TOY])
+        library.add(spec_file)
+        compile_spec(resolve(spec_file, library))
+        # the complete examples are the toy specs themselves, verbatim
+        toy_file = TOY / f"{spec_file.id.split('/')[1]}.yaml"
+        assert block == toy_file.read_text()
