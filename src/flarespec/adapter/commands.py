@@ -98,10 +98,14 @@ def compare_pair(first: PacketResult, second: PacketResult) -> list[Violation]:
                                f"the packets follow different specs: {first.spec.id} and "
                                f"{second.spec.id}", None, None, first.spec.id, second.spec.id))
         return found
+    if second is first:
+        return found  # a packet is always comparable with itself
     for rule in first.spec.pair:
         mine = first.report.identities.get(rule["identity"])
         theirs = second.report.identities.get(rule["identity"])
-        if mine is None or theirs is None or not strict_equal(mine, theirs):
+        if mine is None or theirs is None:
+            continue  # unreadable: that packet's own violations (and peer-invalid) say why
+        if not strict_equal(mine, theirs):
             found.append(Violation(rule["id"], "error",
                                    f"{rule['description']} ({rule['identity']} differs between "
                                    f"{first.role} and {second.role})",
