@@ -38,8 +38,16 @@ def compile_file(path: str | Path, library: SpecLibrary | None = None) -> Compil
     return _compiled[key]
 
 
+_bundled_library: SpecLibrary | None = None
+
+
 def bundled_specs(library: SpecLibrary | None = None) -> list[CompiledSpec]:
-    library = library or SpecLibrary()
+    """Every bundled spec, compiled. The installed specs do not change while a process runs,
+    so they are read and compiled once per process (a pair validates two packets)."""
+    global _bundled_library
+    if library is None:
+        _bundled_library = _bundled_library or SpecLibrary()
+        library = _bundled_library
     compiled = []
     for spec_file in library.all():
         key = ("bundled", spec_file.id, spec_file.digest)
