@@ -741,3 +741,48 @@ def test_unfillable_iteration_label_does_not_crash(tmp_path):
     spec = case_spec(tmp_path, "rules: []\n", header=labelled)
     report = run(tmp_path, spec, lambda d: d["index.json"]["shelves"][1].pop("name"))
     assert report.spec_id == "toy/case"
+
+
+def test_at_previous_pins_the_sibling_before_the_bound_element(tmp_path):
+    """`at: {shelf: previous}` reads the previous shelf's file; the first shelf has none."""
+    import json as _json
+
+    root = tmp_path / "docs"
+    (root / "shelves").mkdir(parents=True)
+    (root / "index.json").write_text(_json.dumps(
+        {"shelves": [{"name": "s0"}, {"name": "s1"}, {"name": "s2"}]}))
+    for name, total in (("s0", 1), ("s1", 1), ("s2", 5)):
+        (root / "shelves" / f"{name}.json").write_text(_json.dumps({"total": total}))
+    spec_dir = tmp_path / "spec"
+    spec_dir.mkdir()
+    (spec_dir / "s.yaml").write_text("""
+flarespec: 1
+id: toy/previous
+title: previous sibling
+documents:
+  index: {loader: json, entry: true}
+  shelf_file: {loader: json, each: shelf, path: "shelves/{shelf.name}.json"}
+iterations:
+  shelf: {over: "index:$.shelves[*]"}
+rules:
+  - id: toy.shelf.same-total-as-previous
+    description: A shelf's total equals the previous shelf's.
+    for_each: shelf
+    given: "shelf_file:$.total"
+    assert: {equals: {ref: "shelf_file:$.total", at: {shelf: previous}}}
+""")
+    from flarespec.engine.evaluate import evaluate
+    from flarespec.spec.compile import compile_spec
+    from flarespec.spec.load import SpecLibrary
+    from flarespec.spec.resolve import resolve
+
+    library = SpecLibrary([spec_dir])
+    report = evaluate(compile_spec(resolve(library.get("toy/previous"), library)),
+                      root / "index.json")
+    found = [(v.rule, v.file, v.binding, v.message) for v in report.violations]
+    assert found == [
+        ("toy.shelf.same-total-as-previous", None, "s0",
+         "cannot evaluate: shelf has no element -1 here (3 elements)"),
+        ("toy.shelf.same-total-as-previous", "shelves/s2.json", "s2",
+         "differs from the expected value"),
+    ]

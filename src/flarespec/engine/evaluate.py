@@ -319,16 +319,25 @@ class Evaluation:
         return match.location
 
     def pin(self, scope: dict, pinned: dict) -> dict:
+        """The scope with some iterations pinned to one element: ``at: {phase: 1}`` picks by
+        position, ``at: {group: previous}`` (or ``next``) the sibling of the bound element."""
         for name, index in pinned.items():
             iteration = self.spec.iterations[name]
-            parent = scope if iteration.parent is None or iteration.parent in scope else None
-            if parent is None:
+            ancestors = iteration.chain[:-1]
+            if any(ancestor not in scope for ancestor in ancestors):
                 raise Unresolvable(f"{name} cannot be pinned here: its parent is not bound")
-            children = self._children(iteration, parent)
-            if not (isinstance(index, int) and 0 <= index < len(children)):
+            siblings = self._children(iteration, {a: scope[a] for a in ancestors})
+            if index in ("previous", "next"):
+                if name not in scope:
+                    raise Unresolvable(f"{name} is not bound, so it has no {index} element")
+                index = scope[name].index + (1 if index == "next" else -1)
+            if not (isinstance(index, int) and 0 <= index < len(siblings)):
                 raise Unresolvable(f"{name} has no element {index!r} here "
-                                   f"({len(children)} elements)")
-            scope = children[index]
+                                   f"({len(siblings)} elements)")
+            # keep unrelated bindings; drop the pinned iteration's old descendants
+            kept = {key: binding for key, binding in scope.items()
+                    if name not in self.spec.iterations[key].chain}
+            scope = {**kept, **siblings[index]}
         return scope
 
     @staticmethod

@@ -106,20 +106,8 @@ def conservation(ctx, args) -> Iterator[Failure]:
 @check_hook("flare.counter_continuity")
 def counter_continuity(ctx, args) -> Iterator[Failure]:
     """A group's before-counters equal the previous group's after-counters (a warning)."""
-    group_name, phase_name = args["group_iteration"], args["phase_iteration"]
-    index = ctx.binding(group_name).index
-    if index == 0:
-        return
-    previous_after = next(
-        (scope for scope in ctx.scopes(phase_name)
-         if scope[group_name].index == index - 1 and scope[phase_name].index == args["after_phase"]),
-        None)
-    if previous_after is None:
-        return
-    found = ctx.matches(args["snapshot"], previous_after)
-    previous = found[0].value if found else None
     for counter in args["counters"]:
-        was, now = _sample(previous, counter), _sample(args["before"], counter)
+        was, now = _sample(args["previous_after"], counter), _sample(args["before"], counter)
         if was is not None and now is not None and was != now:
             yield Failure(f"{counter} is {now:g} here but {was:g} at the end of the previous "
                           f"group", was, now, location=f"$.unlabelled.{counter}")
