@@ -7,7 +7,6 @@ check of both packets and of the pair passed; anything else is a rejection witho
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -156,6 +155,3 @@ def validate_pair(baseline: str | Path, candidate: str | Path, output: str | Pat
     checked = _validate_both(baseline, candidate, ("baseline", "candidate"), output, spec_path)
     return _finish(checked[0], receipts.pair_receipt, *checked[1:])
 
-
-def eprint(text: str = "") -> None:
-    print(text, file=sys.stderr)

@@ -16,7 +16,7 @@ from typing import Any
 
 from flarespec.engine.hooks import HOOKS
 from flarespec.engine.kinds import Failure
-from flarespec.engine.paths import Match, compile_template
+from flarespec.engine.paths import Match
 from flarespec.engine.refs import ArgRef, ArgTemplate, Condition, Ref, compile_ref
 from flarespec.engine.report import Report, Violation
 from flarespec.loaders import LOADERS, load_bytes_head
@@ -542,6 +542,3 @@ def evaluate(spec, entry_path: str | Path) -> Report:
     """Apply ``spec`` to the documents whose entry file is ``entry_path``."""
     return Evaluation(spec, entry_path).run()
 
-
-def compile_placeholder_template(text: str):
-    return compile_template(text)
