@@ -8,7 +8,7 @@ from pathlib import Path
 from flarespec.engine.evaluate import Evaluation, Unavailable
 from flarespec.engine.report import Violation
 from flarespec.spec.compile import CompiledSpec, compile_spec
-from flarespec.spec.load import SpecLibrary, bundled_spec_dir, read_spec_file
+from flarespec.spec.load import SpecLibrary
 from flarespec.spec.resolve import resolve
 
 UNSUPPORTED = "spec.unsupported"
@@ -24,16 +24,12 @@ class Selection:
 _compiled: dict[tuple, CompiledSpec] = {}
 
 
-def compile_file(path: str | Path, library: SpecLibrary | None = None) -> CompiledSpec:
+def compile_file(path: str | Path) -> CompiledSpec:
     """Compile a spec file (its parents found beside it and among the bundled specs)."""
     path = Path(path).resolve()
     key = ("file", str(path), path.stat().st_mtime_ns if path.exists() else 0)
     if key not in _compiled:
-        spec_file = read_spec_file(path)
-        if library is None:
-            library = SpecLibrary([path.parent, bundled_spec_dir()]
-                                  if path.parent != bundled_spec_dir() else [path.parent])
-        library.add(spec_file)
+        library, spec_file = SpecLibrary.for_file(path)
         _compiled[key] = compile_spec(resolve(spec_file, library))
     return _compiled[key]
 

@@ -12,13 +12,11 @@ def _load(spec_ref: str):
     """A resolved spec by bundled id or file path; SpecInvalid propagates."""
     from pathlib import Path
 
-    from flarespec.spec.load import SpecLibrary, bundled_spec_dir, read_spec_file
+    from flarespec.spec.load import SpecLibrary
     from flarespec.spec.resolve import resolve
 
     if Path(spec_ref).is_file():
-        spec_file = read_spec_file(spec_ref)
-        library = SpecLibrary([Path(spec_ref).resolve().parent, bundled_spec_dir()])
-        library.add(spec_file)
+        library, spec_file = SpecLibrary.for_file(spec_ref)
         return resolve(spec_file, library)
     library = SpecLibrary()
     spec_file = library.get(spec_ref)
@@ -66,21 +64,35 @@ def show(spec_ref, fmt):
 
 @spec.command("lint")
 @click.argument("spec_refs", nargs=-1, required=True)
-def lint(spec_refs):
-    """Check specs: shape, names, paths, formulas; errors as file:line:column."""
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="json: one object per spec with its issues (for CI annotations).")
+def lint(spec_refs, fmt):
+    """Check specs: shape, names, paths, formulas, kind arguments; errors as file:line:column.
+
+    Exit 0 when every spec compiles, 2 otherwise.
+    """
     from flarespec.spec.compile import compile_spec
     from flarespec.spec.errors import SpecInvalid
 
-    failed = False
+    results = []
     for spec_ref in spec_refs:
         try:
             compiled = compile_spec(_load(spec_ref))
-            click.echo(f"{spec_ref}: ok ({compiled.id}, {len(compiled.rules)} rules)")
+            results.append({"spec": spec_ref, "id": compiled.id, "ok": True,
+                            "rules": len(compiled.rules), "issues": []})
         except SpecInvalid as problem:
-            failed = True
-            for issue in problem.issues:
-                click.echo(str(issue))
-    sys.exit(2 if failed else 0)
+            results.append({"spec": spec_ref, "ok": False,
+                            "issues": [issue.as_dict() for issue in problem.issues]})
+    if fmt == "json":
+        click.echo(json.dumps(results, indent=2))
+    else:
+        for result in results:
+            if result["ok"]:
+                click.echo(f"{result['spec']}: ok ({result['id']}, {result['rules']} rules)")
+            for issue in result["issues"]:
+                where = ":".join(str(issue[k]) for k in ("file", "line", "column") if issue[k])
+                click.echo(f"{where + ': ' if where else ''}{issue['message']} [{issue['code']}]")
+    sys.exit(0 if all(result["ok"] for result in results) else 2)
 
 
 @spec.command("diff")

@@ -57,8 +57,10 @@ def bundled_spec_dir() -> Path:
 class SpecLibrary:
     """Every spec under some directories, indexed by id (for ``extends`` and selection)."""
 
-    def __init__(self, directories: list[Path] | None = None):
+    def __init__(self, directories: list[Path] | None = None, *, siblings: Path | None = None):
         self.directories = directories if directories is not None else [bundled_spec_dir()]
+        # a spec given by path sees the specs beside it (not below: /tmp is no spec tree)
+        self.siblings = siblings
         self._by_id: dict[str, SpecFile] | None = None
         # a broken neighbour must not stop a valid spec from loading; all() still reports it
         self.broken: list[SpecIssue] = []
@@ -66,21 +68,34 @@ class SpecLibrary:
     def _index(self) -> dict[str, SpecFile]:
         if self._by_id is None:
             self._by_id = {}
+            paths = sorted(self.siblings.glob("*.yaml")) if self.siblings else []
             for directory in self.directories:
-                for path in sorted(Path(directory).rglob("*.yaml")):
-                    try:
-                        spec = read_spec_file(path)
-                    except SpecInvalid as problem:
-                        self.broken.extend(problem.issues)
-                        continue
-                    if spec.id in self._by_id:
-                        if spec.path.resolve() == self._by_id[spec.id].path.resolve():
-                            continue
-                        raise SpecInvalid([SpecIssue(
-                            f"spec id {spec.id!r} is also used by {self._by_id[spec.id].path}",
-                            spec.data.key_marks.get("id"), "spec.duplicate-id")])
+                paths.extend(sorted(Path(directory).rglob("*.yaml")))
+            for path in paths:
+                try:
+                    spec = read_spec_file(path)
+                except SpecInvalid as problem:
+                    self.broken.extend(problem.issues)
+                    continue
+                known = self._by_id.get(spec.id)
+                if known is None:
                     self._by_id[spec.id] = spec
+                elif known.path.resolve() != spec.path.resolve():
+                    self.broken.append(SpecIssue(
+                        f"spec id {spec.id!r} is also used by {known.path}",
+                        spec.data.key_marks.get("id"), "spec.duplicate-id"))
         return self._by_id
+
+    @classmethod
+    def for_file(cls, path: str | Path) -> tuple["SpecLibrary", SpecFile]:
+        """A library for a spec given by path: the file itself wins, then its siblings (for
+        ``extends``), then the bundled specs."""
+        path = Path(path).resolve()
+        spec_file = read_spec_file(path)
+        bundled = bundled_spec_dir()
+        library = cls([bundled], siblings=path.parent if path.parent != bundled else None)
+        library.add(spec_file)
+        return library, spec_file
 
     def add(self, spec: SpecFile) -> None:
         self._index()[spec.id] = spec
