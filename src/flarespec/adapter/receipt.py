@@ -91,47 +91,40 @@ def _unique(first, second) -> list:
     return [first] if second is first else [first, second]
 
 
-def measure_receipt(own, peer, pair_violations, passed: bool) -> dict:
-    results = _unique(own, peer)
+def _header(command: str, passed: bool) -> dict:
+    return {"receipt_schema": RECEIPT_SCHEMA, "command": command,
+            "status": "pass" if passed else "rejected"}
+
+
+def _trailer(results, pair_violations) -> dict:
     violations, warnings = _violations(results, pair_violations)
-    receipt = {
-        "receipt_schema": RECEIPT_SCHEMA,
-        "command": "measure",
-        "status": "pass" if passed else "rejected",
-    }
+    return {"violations": violations, "warnings": warnings,
+            "validator": validator_identity(results), "limits": _limits(results)}
+
+
+def _metric_value(result) -> dict:
+    return nest(result.report.metric["key"], result.report.metric["value"])
+
+
+def measure_receipt(own, peer, pair_violations, passed: bool) -> dict:
+    receipt = _header("measure", passed)
     if passed:
-        metric = own.report.metric
-        receipt.update(nest(metric["key"], metric["value"]))
+        receipt.update(_metric_value(own))
     receipt["packet"] = packet_record(own, with_values=passed)
     receipt["peer"] = packet_record(peer, with_values=False)
     receipt["peer"]["same_as_packet"] = peer is own
-    receipt["violations"] = violations
-    receipt["warnings"] = warnings
-    receipt["validator"] = validator_identity(results)
-    receipt["limits"] = _limits(results)
+    receipt.update(_trailer(_unique(own, peer), pair_violations))
     return receipt
 
 
 def pair_receipt(baseline, candidate, pair_violations, passed: bool) -> dict:
-    results = _unique(baseline, candidate)
-    violations, warnings = _violations(results, pair_violations)
-    receipt = {
-        "receipt_schema": RECEIPT_SCHEMA,
-        "command": "validate-pair",
-        "status": "pass" if passed else "rejected",
-        "pair": {
-            "baseline": packet_record(baseline, with_values=passed),
-            "candidate": packet_record(candidate, with_values=passed),
-        },
-    }
-    if passed:
-        for role, result in (("baseline", baseline), ("candidate", candidate)):
-            metric = result.report.metric
-            receipt["pair"][role].update(nest(metric["key"], metric["value"]))
-    receipt["violations"] = violations
-    receipt["warnings"] = warnings
-    receipt["validator"] = validator_identity(results)
-    receipt["limits"] = _limits(results)
+    receipt = _header("validate-pair", passed)
+    receipt["pair"] = {}
+    for role, result in (("baseline", baseline), ("candidate", candidate)):
+        receipt["pair"][role] = packet_record(result, with_values=passed)
+        if passed:
+            receipt["pair"][role].update(_metric_value(result))
+    receipt.update(_trailer(_unique(baseline, candidate), pair_violations))
     return receipt
 
 
