@@ -83,3 +83,17 @@ def test_spec_diff_classifies_a_loosened_child(tmp_path):
     assert ("loosening", "rule observation.error") in found
     assert ("loosening", "rule measurements.labels.capacity-label") in found
     assert ("loosening", "rule memory-report.capacity-label") in found
+
+
+def test_fixture_check_shows_what_a_spec_edit_changes(tmp_path):
+    child = tmp_path / "child.yaml"
+    child.write_text("flarespec: 1\nid: flare/child\ntitle: c\nextends: flare/bce032c0\n"
+                     "drop_rules: [observation.error]\n")
+    bundled = invoke("fixture", "check", "-k", "observation-error-recorded", "--format", "json")
+    assert bundled.exit_code == 0
+    assert [r["ok"] for r in json.loads(bundled.output)] == [True]
+    edited = invoke("fixture", "check", "-k", "observation-error-recorded", "--spec", child,
+                    "--format", "json")
+    assert edited.exit_code == 2
+    (result,) = json.loads(edited.output)
+    assert result["ok"] is False and result["expected"] == "observation.error"

@@ -54,3 +54,39 @@ def write(directory, spec_ref, repetitions, target_arch, seed, package_size, pai
             click.echo(str(write_packet(directory, constants, **options)))
     except FileExistsError as problem:
         raise click.ClickException(f"{problem} (choose an empty or new directory)") from None
+
+
+@fixture.command("check")
+@click.argument("catalog", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--spec", "spec_path", type=click.Path(exists=True, dir_okay=False),
+              help="Validate with this spec file (and write packets from its constants) "
+                   "instead of the catalog's bundled spec: see what an edit changes.")
+@click.option("-k", "pattern", help="Only cases whose name contains this text.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def check(catalog, spec_path, pattern, fmt):
+    """Build every case of CATALOG (default: the bundled Flare catalog), measure it, and
+    compare with the rule ids it expects. Exit 0 when every case behaves as expected."""
+    import json
+    import sys
+
+    from flarespec.adapter.select import compile_file
+    from flarespec.fixtures.catalog import load_catalog
+    from flarespec.fixtures.check import bundled_catalog_dir, check_catalog
+
+    catalog = catalog or bundled_catalog_dir() / "flare" / "catalog.yaml"
+    spec_id, cases = load_catalog(catalog)
+    cases = [case for case in cases if not pattern or pattern in case.name]
+    constants = compile_file(spec_path).constants if spec_path else spec_constants(spec_id)
+    results = check_catalog(cases, constants, spec_path)
+    if fmt == "json":
+        click.echo(json.dumps([{k: v for k, v in vars(r).items() if k != "violations"}
+                               for r in results], indent=2))
+    else:
+        for result in results:
+            mark = "ok  " if result.ok else ("xfail" if result.known_issue else "FAIL")
+            line = f"{mark} {result.name}: expected {result.expected}"
+            click.echo(line if result.ok else f"{line}; got {result.got}")
+        failed = sum(not r.ok and not r.known_issue for r in results)
+        click.echo(f"{len(results) - failed}/{len(results)} cases as expected", err=True)
+    sys.exit(0 if all(r.ok or r.known_issue for r in results) else 2)
