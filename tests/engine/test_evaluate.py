@@ -170,7 +170,7 @@ def test_missing_document_is_one_violation_and_its_rules_are_skipped(tmp_path):
     # reported when first needed (by toy.item.count, after toy.item.colour), and only once
     assert summary(report.violations) == [
         ("toy.item.colour", "shelves/s1.json", "$.items[0].colour", "c has colour purple"),
-        ("toy.stock.missing", "stock.json", None, "stock.json: 'stock.json' does not exist")]
+        ("toy.stock.missing", "stock.json", None, "'stock.json' does not exist")]
     assert "stock.json" not in report.files
 
 
@@ -182,7 +182,7 @@ def test_missing_per_binding_document_is_one_violation_for_that_binding(tmp_path
     # the item iteration needs the shelf file first; no item or shelf rule reports s1 again
     assert summary(report.violations) == [
         ("toy.shelf.missing", "shelves/s1.json", None,
-         "shelves/s1.json: 'shelves/s1.json' does not exist"),
+         "'shelves/s1.json' does not exist"),
         ("toy.shelf.total", "shelves/s0.json", "$",
          "'sum(items.*.count) == total' does not hold: 3 == 5")]
     assert [v.binding for v in report.violations] == ["s1", "s0"]
@@ -213,15 +213,15 @@ def test_path_from_not_a_string(tmp_path):
 # strict JSON through the engine: the loader's code becomes "<document rule prefix>.<code>"
 @pytest.mark.parametrize("text, rule, location, message", [
     ('{"counts": {"a": 1,\n "a": 2, "b": 2, "c": 3}}', "toy.stock.duplicate-key",
-     "line 2, $.counts", "stock.json: object at $.counts has the key 'a' more than once"),
+     "line 2, $.counts", "object at $.counts has the key 'a' more than once"),
     ('{"counts":\n {"a": NaN, "b": 2, "c": 3}}', "toy.stock.non-json-literal", "line 2",
-     "stock.json: NaN is not a JSON value"),
+     "NaN is not a JSON value"),
     ('{"counts": {"a": 1, "b": 2, "c": -Infinity}}', "toy.stock.non-json-literal", "line 1",
-     "stock.json: -Infinity is not a JSON value"),
+     "-Infinity is not a JSON value"),
     ('{"counts": {"a": 1,,}}', "toy.stock.invalid-json", "line 1",
-     "stock.json: invalid JSON: Expecting property name enclosed in double quotes (column 20)"),
+     "invalid JSON: Expecting property name enclosed in double quotes (column 20)"),
     (b'\xef\xbb\xbf{"counts": {}}', "toy.stock.bom", "line 1",
-     "stock.json: JSON text starts with a UTF-8 byte order mark (RFC 8259 forbids it)"),
+     "JSON text starts with a UTF-8 byte order mark (RFC 8259 forbids it)"),
 ])
 def test_strict_json_errors_through_the_engine(tmp_path, text, rule, location, message):
     report = run(tmp_path, change=lambda d: d.update({"stock.json": text}))
@@ -230,11 +230,11 @@ def test_strict_json_errors_through_the_engine(tmp_path, text, rule, location, m
 
 @pytest.mark.parametrize("stock, rule, message", [
     ("/etc/passwd", "toy.stock.path-absolute",
-     "/etc/passwd: path '/etc/passwd' is absolute; it must be relative to the root"),
-    ("../stock.json", "toy.stock.path-dotdot", "../stock.json: path '../stock.json' contains '..'"),
+     "path '/etc/passwd' is absolute; it must be relative to the root"),
+    ("../stock.json", "toy.stock.path-dotdot", "path '../stock.json' contains '..'"),
     ("sub/../stock.json", "toy.stock.path-dotdot",
-     "sub/../stock.json: path 'sub/../stock.json' contains '..'"),
-    ("./stock.json", "toy.stock.path-dot", "./stock.json: path './stock.json' contains a '.' segment"),
+     "path 'sub/../stock.json' contains '..'"),
+    ("./stock.json", "toy.stock.path-dot", "path './stock.json' contains a '.' segment"),
 ])
 def test_path_confinement_by_syntax(tmp_path, stock, rule, message):
     outside = tmp_path / "stock.json"  # a real file just outside the root
@@ -252,7 +252,7 @@ def test_path_confinement_symlink_escape(tmp_path):
     [violation] = report.violations
     assert (violation.rule, violation.file) == ("toy.stock.path-escape", "stock.json")
     assert violation.message.startswith(
-        "stock.json: path 'stock.json' resolves outside the root (to ")
+        "path 'stock.json' resolves outside the root (to ")
 
 
 def test_symlink_inside_the_root_is_followed(tmp_path):
@@ -271,7 +271,7 @@ def test_path_template_confinement(tmp_path):
         ("toy.index.shelves", "index.json", "index:$.shelves[*].name",
          'missing "s1"; unexpected "../s1"'),
         ("toy.shelf.path-dotdot", "shelves/../s1.json", None,
-         "shelves/../s1.json: path 'shelves/../s1.json' contains '..'")]
+         "path 'shelves/../s1.json' contains '..'")]
 
 
 # --------------------------------------------------------------------------- references

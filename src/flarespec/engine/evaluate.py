@@ -178,11 +178,11 @@ class Evaluation:
             location = ", ".join(part for part in (
                 f"line {error.line}" if error.line else None, error.location) if part) or None
             self._violation(f"{document.rule_prefix}.{error.code}", "error",
-                            f"{path}: {error.message}", path, location,
+                            error.message, path, location,
                             binding=self._label(scope))
         except OSError as error:
             self._violation(f"{document.rule_prefix}.unreadable", "error",
-                            f"{path}: cannot read ({error.strerror or error})", path, None,
+                            f"cannot read ({error.strerror or error})", path, None,
                             binding=self._label(scope))
         return _Loaded(None, path, failed=True)
 
