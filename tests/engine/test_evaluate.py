@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from document_files import write_files
 
 from flarespec.engine.evaluate import evaluate
 from flarespec.spec.compile import compile_spec
@@ -66,17 +67,7 @@ def write_docs(root: Path, change=None) -> Path:
     docs = copy.deepcopy(DOCS)
     if change:
         change(docs)
-    for rel, content in docs.items():
-        if content is None:
-            continue
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        elif isinstance(content, str):
-            path.write_text(content)
-        else:
-            path.write_text(json.dumps(content))
+    write_files(root, docs)
     return root / "index.json"
 
 

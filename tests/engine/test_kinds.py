@@ -11,6 +11,7 @@ import hashlib
 import json
 
 import pytest
+from document_files import write_files
 import yaml
 
 from flarespec.engine.evaluate import evaluate
@@ -35,18 +36,6 @@ def compile_toy(tmp_path, spec: dict):
     return compile_spec(resolve(library.get("toy/case"), library))
 
 
-def write_docs(root, docs: dict) -> None:
-    for rel, content in docs.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        elif isinstance(content, str):
-            path.write_text(content)
-        else:
-            path.write_text(json.dumps(content))
-
-
 def run(tmp_path, doc, assertion, *, given="doc:$.v", extra_docs=None, documents=None, **rule):
     """The report of one rule ``given``/``assertion`` over ``doc.json`` = ``doc``."""
     spec = compile_toy(tmp_path, {
@@ -56,7 +45,7 @@ def run(tmp_path, doc, assertion, *, given="doc:$.v", extra_docs=None, documents
         "rules": [{"id": RULE, "description": "The kind under test.", "given": given,
                    "assert": assertion, **rule}],
     })
-    write_docs(tmp_path / "docs", {"doc.json": doc, **(extra_docs or {})})
+    write_files(tmp_path / "docs", {"doc.json": doc, **(extra_docs or {})})
     return evaluate(spec, tmp_path / "docs" / "doc.json")
 
 
@@ -613,7 +602,7 @@ def manifest_case(tmp_path, files, kind, *, documents=("stock", "shelf_file")):
         "rules": [{"id": RULE, "description": "manifest", "given": "doc:$.files",
                    "assert": {kind: list(documents)}}],
     })
-    write_docs(tmp_path / "docs", {"doc.json": doc, "stock.json": stock, **shelves})
+    write_files(tmp_path / "docs", {"doc.json": doc, "stock.json": stock, **shelves})
     report = evaluate(spec, tmp_path / "docs" / "doc.json")
     assert {v.rule for v in report.violations} <= {RULE}
     return [(v.location, v.message, v.expected, v.actual) for v in report.violations]
