@@ -1,3 +1,4 @@
+import errno
 import hashlib
 import os
 import threading
@@ -7,6 +8,7 @@ import pytest
 from flarespec.loaders import files
 from flarespec.loaders.errors import LoadError
 from flarespec.loaders.files import FileStore
+from flarespec.loaders.limits import MAX_DOCUMENT_BYTES
 
 
 @pytest.fixture(autouse=True)
@@ -71,16 +73,86 @@ def test_missing_and_wrong_kind(root):
         store.resolve("a.txt", kind="socket")
 
 
-def test_error_message_names_the_relative_path(root):
+def error_of(call, *args, **kwargs) -> LoadError:
     with pytest.raises(LoadError) as info:
-        FileStore(root).read_bytes("sub/missing.json")
-    assert "'sub/missing.json'" in info.value.message
-    assert (info.value.location, info.value.line) == (None, None)  # location is only ever a JSONPath
+        call(*args, **kwargs)
+    return info.value
 
 
-def test_root_must_be_an_existing_directory(root):
-    assert code_of(FileStore, root / "absent") == "missing"
-    assert code_of(FileStore, root / "a.txt") == "not-directory"
+def test_file_messages_do_not_repeat_the_path_the_report_already_names(root):
+    os.mkfifo(root / "pipe")
+    os.symlink("loop2", root / "loop1")
+    os.symlink("loop1", root / "loop2")
+    store = FileStore(root)
+    assert [(e.code, e.message) for e in (
+        error_of(store.read_bytes, "sub/missing.json"),
+        error_of(store.read_bytes, "a.txt/inner"),
+        error_of(store.read_bytes, "pipe"),
+        error_of(store.sha256, "sub"),
+        error_of(store.resolve, "a.txt", kind="dir"),
+        error_of(store.read_bytes, "loop1"),
+    )] == [
+        ("missing", "does not exist"),
+        ("missing", "does not exist"),
+        ("not-regular-file", "is not a regular file (a FIFO)"),
+        ("not-regular-file", "is not a regular file (a directory)"),
+        ("not-directory", "is not a directory (a regular file)"),
+        ("unreadable", "symlink loop (too many levels of symbolic links)"),
+    ]
+    error = error_of(store.read_bytes, "sub/missing.json")
+    assert (error.location, error.line) == (None, None)  # location is only ever a JSONPath
+
+
+def test_unreadable_file_message_gives_the_reason_only(root, monkeypatch):
+    real_open = os.open
+
+    def refuse(path, flags, *args, **kwargs):  # what chmod 000 does, also when the tests run as root
+        if str(path).endswith("a.txt"):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+        return real_open(path, flags, *args, **kwargs)
+    monkeypatch.setattr(files.os, "open", refuse)
+    error = error_of(FileStore(root).read_bytes, "a.txt")
+    assert (error.code, error.message) == ("unreadable", "cannot open: Permission denied")
+
+
+def test_path_errors_still_quote_the_path(root, tmp_path):
+    os.symlink(tmp_path, root / "out")
+    store = FileStore(root)
+    assert error_of(store.read_bytes, "/etc/passwd").message == \
+        "path '/etc/passwd' is absolute; it must be relative to the root"
+    assert error_of(store.read_bytes, "out/x").message.startswith("path 'out/x' resolves outside the root")
+
+
+def test_root_must_be_an_existing_directory_and_errors_name_it(root):
+    error = error_of(FileStore, root / "absent")
+    assert (error.code, error.message) == ("missing", f"root {str(root / 'absent')!r}: does not exist")
+    error = error_of(FileStore, root / "a.txt")
+    assert error.code == "not-directory" and error.message.startswith(f"root {str(root / 'a.txt')!r}: ")
+
+
+def test_read_bytes_refuses_a_file_over_the_limit(root):
+    store = FileStore(root)
+    assert store.read_bytes("a.txt", limit=6) == b"hello\n"
+    error = error_of(store.read_bytes, "a.txt", limit=5)
+    assert error.code == "too-large" and "6 bytes" in error.message
+    assert store.hash_count == 1  # the refused read is not hashed
+
+
+def test_read_bytes_default_limit_is_the_document_limit(root, monkeypatch):
+    (root / "big.json").write_bytes(b" " * (MAX_DOCUMENT_BYTES + 1))
+    assert error_of(FileStore(root).read_bytes, "big.json").code == "too-large"
+
+
+def test_read_bytes_stops_at_the_limit_when_the_file_grew_after_stat(root, monkeypatch):
+    store = FileStore(root)
+    real_stat = files._stat
+
+    def stale_stat(path):  # the size stat saw before the file grew to 6 bytes
+        result = real_stat(path)
+        return os.stat_result((*result[:6], 3, *result[7:])) if path.endswith("a.txt") else result
+    monkeypatch.setattr(files, "_stat", stale_stat)
+    assert error_of(store.read_bytes, "a.txt", limit=4).code == "too-large"
+    assert store.read_bytes("a.txt", limit=6) == b"hello\n"
 
 
 def test_symlink_inside_root_is_followed(root):
@@ -114,7 +186,7 @@ def test_symlink_loop_is_unreadable_not_a_crash(root):
     os.symlink("loop1", root / "loop2")
     with pytest.raises(LoadError) as info:
         FileStore(root).read_bytes("loop1")
-    assert info.value.code == "unreadable" and "symlink loop" in info.value.message
+    assert (info.value.code, info.value.message) == ("unreadable", "symlink loop (too many levels of symbolic links)")
 
 
 def test_fifo_rejected_without_blocking(root):

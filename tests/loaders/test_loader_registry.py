@@ -1,9 +1,11 @@
+import gc
 import subprocess
 import sys
 
 import pytest
 
 import flarespec.loaders as loaders
+from flarespec.loaders import limits
 from flarespec.loaders import KNOWN_LOADERS, LOADERS, FileStore, LoadError, get_loader, load_bytes_head
 
 
@@ -57,7 +59,26 @@ def test_import_does_not_load_prometheus_client():
 def test_public_names_exported():
     assert set(loaders.__all__) >= {"FileStore", "LoadError", "load_json", "load_json_text", "parse_sse",
                                     "parse_prometheus", "get_loader", "load_bytes_head", "LOADERS",
-                                    "KNOWN_LOADERS"}
+                                    "KNOWN_LOADERS", "locate_line", "MAX_DOCUMENT_BYTES"}
+    assert all(hasattr(loaders, name) for name in loaders.__all__)
+
+
+def test_loaders_import_no_third_party_module():
+    code = ("import sys; before = set(sys.modules); import flarespec.loaders as l; "
+            "l.parse_prometheus(b'm 1\\n'); "
+            "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] not in sys.stdlib_module_names "
+            "and not m.startswith('flarespec')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", ["json", "sse", "prometheus", "text"])
+def test_every_parsing_loader_refuses_a_document_over_the_size_limit(name, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_DOCUMENT_BYTES", 8)
+    assert get_loader(name)(b"{}\n" if name != "prometheus" else b"m 1\n", {}) is not None
+    with pytest.raises(LoadError) as info:
+        get_loader(name)(b"[1, 2, 3, 4]\n", {})
+    assert info.value.code == "too-large" and "8 bytes" in info.value.message
 
 
 def test_load_error_attributes_and_text():
@@ -65,3 +86,41 @@ def test_load_error_attributes_and_text():
     assert (error.code, error.message, error.line, error.location) == ("duplicate-key", "object repeats 'a'", 3, "$.x[0]")
     assert str(error) == "[duplicate-key] object repeats 'a' (line 3, $.x[0])"
     assert str(LoadError("missing", "gone")) == "[missing] gone"
+
+
+def test_garbage_collector_paused_while_parsing_and_restored_after():
+    seen = []
+
+    @limits.gc_paused
+    def parse(fail: bool):
+        seen.append(gc.isenabled())
+        if fail:
+            raise LoadError("invalid-json", "bad")
+        return nested()
+
+    @limits.gc_paused
+    def nested():
+        seen.append(gc.isenabled())
+        return "ok"
+
+    assert gc.isenabled()
+    assert parse(False) == "ok" and gc.isenabled()
+    with pytest.raises(LoadError):
+        parse(True)
+    assert gc.isenabled() and seen == [False, False, False]
+    gc.disable()
+    try:
+        parse(False)
+        assert not gc.isenabled()  # a caller's own pause is left alone
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("name", ["json", "sse", "prometheus"])
+def test_parsing_loaders_restore_the_garbage_collector_even_on_error(name):
+    for data in (b"{}\n\n", b"\xff"):
+        try:
+            get_loader(name)(data, {})
+        except LoadError:
+            pass
+        assert gc.isenabled()

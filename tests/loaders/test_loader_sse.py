@@ -1,10 +1,13 @@
 """SSE parser: WHATWG examples, web-platform-tests eventsource/format-* cases (rewritten as
 byte strings), terminator handling and a real captured stream."""
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from flarespec.loaders import sse
 from flarespec.loaders.errors import LoadError
 from flarespec.loaders.sse import parse_sse
 
@@ -118,6 +121,16 @@ def test_format_field_retry_empty_is_ignored():
 def test_format_field_retry_non_ascii_digits_ignored():
     events = parse_sse("retry:\u0661\u0662\ndata:x\n\n".encode())["events"]
     assert events[0]["retry"] is None
+
+
+def test_retry_beyond_a_64_bit_integer_is_ignored_like_any_invalid_value():
+    body = b"retry: 250\ndata: a\n\nretry: " + b"7" * 5000 + b"\ndata: b\n\nretry: 9223372036854775808\ndata: c\n\n"
+    assert [e["retry"] for e in parse_sse(body)["events"]] == [250, 250, 250]
+
+
+def test_retry_limits_count_digits_after_leading_zeros():
+    body = b"retry: " + b"0" * 5000 + b"3000\ndata: a\n\nretry: 9223372036854775807\ndata: b\n\n"
+    assert [e["retry"] for e in parse_sse(body)["events"]] == [3000, 9223372036854775807]
 
 
 def test_format_field_unknown():
@@ -244,6 +257,57 @@ def test_data_json_errors_name_the_event_line(payload, code):
         parse_sse(b'data: {"ok": true}\n\n: c\nid: 3\n' + payload + b"\n\n", data_json=True)
     assert (info.value.code, info.value.line) == (code, 4)
     assert "event 1 (line 4)" in info.value.message
+
+
+@pytest.mark.parametrize("number, code", [(b"7" * 5000, "number-too-long"), (b"1e999", "number-out-of-range")])
+def test_data_json_numbers_beyond_range_name_the_event_line(number, code):
+    with pytest.raises(LoadError) as info:
+        parse_sse(b'data: {"a": 1}\n\n: c\ndata: {"n":\ndata: ' + number + b"}\n\n", data_json=True)
+    assert (info.value.code, info.value.line) == (code, 4)
+
+
+def test_identical_event_data_share_one_string_and_one_parsed_value():
+    result = parse_sse(b'data: {"choices": []}\n\nid: 1\ndata: {"choices": []}\n\ndata: [2]\n\n', data_json=True)
+    first, second, third = result["events"]
+    assert first["json"] == second["json"] == {"choices": []} and third["json"] == [2]
+    assert first["json"] is second["json"] and first["data"] is second["data"]
+    assert (first["id"], second["id"], second["index"], second["line"]) == (None, "1", 1, 3)
+
+
+def test_lines_split_a_slice_at_a_time_give_the_same_result(monkeypatch):
+    bodies = [b"data: a\r\n\r\ndata: b\r\rdata: c\n\ndata: d\r\n\n",
+              (DATA / "openai-chat-stream-with-usage.sse").read_bytes(),
+              b"data: x\n\r\n\r\r\ndata: [DONE]\n\nid: 3\n\ndata: late\r\ndata"]
+    whole = [parse_sse(body, terminator="[DONE]") for body in bodies]
+    for size in (1, 2, 3, 7):
+        monkeypatch.setattr(sse, "SLICE_CHARS", size)
+        assert [parse_sse(body, terminator="[DONE]") for body in bodies] == whole
+
+
+def test_more_events_than_the_limit_is_too_large(monkeypatch):
+    monkeypatch.setattr(sse, "MAX_SSE_EVENTS", 2)
+    assert len(parse_sse(b"data: 1\n\ndata: 2\n\n")["events"]) == 2
+    with pytest.raises(LoadError) as info:
+        parse_sse(b"data: 1\n\ndata: 2\n\n: c\ndata: 3\n\n")
+    assert (info.value.code, info.value.line) == ("too-large", 6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("event", [b"data: {}\n\n", b'data: {"choices":[]}\n\n'])
+def test_a_million_tiny_events_fit_the_memory_budget(event):
+    code = f"""
+import resource, sys
+from flarespec.loaders.sse import parse_sse
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+result = parse_sse({event!r} * 1_000_000, data_json=True, terminator="[DONE]")
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(len(result["events"]), usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime)
+"""
+    count, peak, cpu = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                      check=True, timeout=300).stdout.split()
+    assert int(count) == 1_000_000
+    assert int(peak) < 600 * 2**20, f"peak RSS {int(peak) / 2**20:.0f} MiB"
+    assert float(cpu) < 20
 
 
 def test_data_json_duplicate_location_is_rebased_onto_the_output():

@@ -5,16 +5,19 @@ or raises :class:`LoadError`. ``bytes`` is special: large binary files are never
 the engine builds their value from :func:`load_bytes_head` (plus ``FileStore.sha256`` when
 a spec asks for the hash).
 
-Importing this package stays cheap: prometheus_client is imported on first use only.
+:func:`locate_line` maps a place in a loader's output back to a line of its file (used when
+a failure is reported). Importing this package stays cheap: it imports the standard library only.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-from ._text import decode_utf8
+from ._text import load_text
 from .errors import LoadError
 from .files import FileStore
+from .limits import MAX_DOCUMENT_BYTES, MAX_SAMPLES, MAX_SSE_EVENTS
+from .locate import locate_line
 from .prometheus import parse_prometheus
 from .sse import parse_sse
 from .strict_json import load_json, load_json_text
@@ -26,7 +29,7 @@ LOADERS: dict[str, Loader] = {
     "sse": lambda data, options: parse_sse(
         data, data_json=options.get("data_json", False), terminator=options.get("terminator")),
     "prometheus": lambda data, options: parse_prometheus(data),
-    "text": lambda data, options: {"text": decode_utf8(data, "text file")},
+    "text": lambda data, options: load_text(data),
 }
 
 KNOWN_LOADERS = frozenset(LOADERS) | {"bytes"}
@@ -48,6 +51,7 @@ def load_bytes_head(store: FileStore, rel: str, head_bytes: int) -> dict:
 
 
 __all__ = [
-    "FileStore", "KNOWN_LOADERS", "LOADERS", "LoadError", "get_loader", "load_bytes_head",
-    "load_json", "load_json_text", "parse_prometheus", "parse_sse",
+    "FileStore", "KNOWN_LOADERS", "LOADERS", "LoadError", "MAX_DOCUMENT_BYTES", "MAX_SAMPLES",
+    "MAX_SSE_EVENTS", "get_loader", "load_bytes_head", "load_json", "load_json_text", "locate_line",
+    "parse_prometheus", "parse_sse",
 ]

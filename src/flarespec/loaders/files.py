@@ -4,7 +4,12 @@ Paths come from documents under validation, so they are untrusted: they are chec
 text first (no absolute paths, no ``..``, no ``.``, no backslashes, no empty segments), then
 resolved through symlinks and required to stay inside the root. A file is stat-ed before it
 is opened, and opened non-blocking, so a FIFO or device named by a packet cannot hang the
-validator. Nothing is ever written.
+validator. A file read whole for parsing is refused beyond ``limits.MAX_DOCUMENT_BYTES``.
+Nothing is ever written.
+
+Messages about a file that is missing, of the wrong kind or unreadable do not repeat its
+path: whoever reports the error names the file already. Messages about the path itself
+(its syntax, or where it leads) quote it.
 
 Hashes are cached twice: per store by real path (a file is hashed at most once per store),
 and per process by (real path, device, inode, size, mtime) so validating the same packet
@@ -21,6 +26,7 @@ import stat
 from pathlib import Path
 
 from .errors import LoadError
+from .limits import MAX_DOCUMENT_BYTES, too_large
 
 CHUNK_SIZE = 1 << 20  # 1 MiB: large enough to keep hashing at disk speed, small for memory
 _OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -44,9 +50,12 @@ class FileStore:
 
     def __init__(self, root: str | os.PathLike):
         real = os.path.realpath(os.fspath(root))
-        st = _stat(real, os.fspath(root))
+        try:
+            st = _stat(real)
+        except LoadError as error:
+            raise LoadError(error.code, f"root {os.fspath(root)!r}: {error.message}") from None
         if not stat.S_ISDIR(st.st_mode):
-            raise LoadError("not-directory", f"root {os.fspath(root)!r} is not a directory")
+            raise LoadError("not-directory", f"root {os.fspath(root)!r}: is not a directory ({_describe(st)})")
         self.root = Path(real)
         self._inside_prefix = real if real.endswith(os.sep) else real + os.sep
         self._hashes: dict[str, str] = {}  # real path -> sha256 hex, for this store
@@ -88,22 +97,28 @@ class FileStore:
         real = os.path.realpath(os.path.join(self.root, rel))
         if not real.startswith(self._inside_prefix) and real != str(self.root):
             raise LoadError("path-escape", f"path {rel!r} resolves outside the root (to {real})")
-        st = _stat(real, rel)  # stat, never open: opening a FIFO could block
+        st = _stat(real)  # stat, never open: opening a FIFO could block
         if kind == "file" and not stat.S_ISREG(st.st_mode):
-            raise LoadError("not-regular-file", f"{rel!r} is not a regular file ({_describe(st)})")
+            raise LoadError("not-regular-file", f"is not a regular file ({_describe(st)})")
         if kind == "dir" and not stat.S_ISDIR(st.st_mode):
-            raise LoadError("not-directory", f"{rel!r} is not a directory ({_describe(st)})")
+            raise LoadError("not-directory", f"is not a directory ({_describe(st)})")
         return real, st
 
     # ------------------------------------------------------------------ reading
 
-    def read_bytes(self, rel: str) -> bytes:
-        """The whole file; its SHA-256 is remembered so it is never hashed again."""
-        real, _ = self._resolve(rel, "file")
-        with self._open(real, rel) as handle:
+    def read_bytes(self, rel: str, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
+        """The whole file, at most ``limit`` bytes (else ``too-large``, checked before reading
+        and again while reading, in case it grows); its SHA-256 is remembered so it is never
+        hashed again."""
+        real, st = self._resolve(rel, "file")
+        if st.st_size > limit:
+            raise too_large("file", st.st_size)
+        with self._open(real) as handle:
             before = os.fstat(handle.fileno())
-            data = _read_or_fail(handle.read, -1, rel)
+            data = _read_at_most(handle, limit + 1, expected=st.st_size + 1)
             after = os.fstat(handle.fileno())
+        if len(data) > limit:
+            raise too_large("file")
         if real not in self._hashes:
             self.hash_count += 1
             self._remember(real, hashlib.sha256(data).hexdigest(), before, after)
@@ -114,12 +129,8 @@ class FileStore:
         if n < 0:
             raise ValueError("n must be >= 0")
         real, _ = self._resolve(rel, "file")
-        chunks, wanted = [], n
-        with self._open(real, rel) as handle:
-            while wanted and (chunk := _read_or_fail(handle.read, wanted, rel)):  # raw reads may be short
-                chunks.append(chunk)
-                wanted -= len(chunk)
-        return b"".join(chunks)
+        with self._open(real) as handle:
+            return _read_at_most(handle, n)
 
     def size(self, rel: str) -> int:
         return self._resolve(rel, "file")[1].st_size
@@ -130,7 +141,7 @@ class FileStore:
         cached = self._hashes.get(real)
         if cached is not None:
             return cached
-        with self._open(real, rel) as handle:
+        with self._open(real) as handle:
             before = os.fstat(handle.fileno())
             digest = _process_hashes.get((real, *_identity(before)))
             if digest is None:
@@ -138,7 +149,7 @@ class FileStore:
                 hasher = hashlib.sha256()
                 buffer = bytearray(CHUNK_SIZE)
                 view = memoryview(buffer)
-                while count := _read_or_fail(handle.readinto, buffer, rel):
+                while count := _read_or_fail(handle.readinto, buffer):
                     hasher.update(view[:count])
                 digest = hasher.hexdigest()
                 self._remember(real, digest, before, os.fstat(handle.fileno()))
@@ -150,33 +161,51 @@ class FileStore:
         if _identity(before) == _identity(after):  # not changed while read: safe to share
             _process_hashes[(real, *_identity(before))] = digest
 
-    def _open(self, real: str, rel: str):
+    def _open(self, real: str):
         try:
             fd = os.open(real, _OPEN_FLAGS)
         except OSError as exc:
-            raise LoadError("unreadable", f"cannot open {rel!r}: {exc.strerror}") from None
+            raise LoadError("unreadable", _failure("cannot open", exc)) from None
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # replaced between stat and open
             os.close(fd)
-            raise LoadError("not-regular-file", f"{rel!r} is not a regular file ({_describe(st)})")
+            raise LoadError("not-regular-file", f"is not a regular file ({_describe(st)})")
         return open(fd, "rb", buffering=0)
 
 
-def _stat(path: str, shown: str) -> os.stat_result:
+def _stat(path: str) -> os.stat_result:
     try:
         return os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
-        raise LoadError("missing", f"{shown!r} does not exist") from None
+        raise LoadError("missing", "does not exist") from None
     except OSError as exc:
-        reason = "symlink loop" if exc.errno == errno.ELOOP else exc.strerror
-        raise LoadError("unreadable", f"cannot stat {shown!r}: {reason}") from None
+        raise LoadError("unreadable", _failure("cannot stat", exc)) from None
 
 
-def _read_or_fail(read, argument, rel: str):
+def _failure(action: str, exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "symlink loop (too many levels of symbolic links)"
+    return f"{action}: {exc.strerror or exc}"
+
+
+def _read_or_fail(read, argument):
     try:
         return read(argument)
     except OSError as exc:
-        raise LoadError("unreadable", f"cannot read {rel!r}: {exc.strerror}") from None
+        raise LoadError("unreadable", _failure("cannot read", exc)) from None
+
+
+def _read_at_most(handle, n: int, expected: int | None = None) -> bytes:
+    """Up to ``n`` bytes from the start. The first read asks for ``expected`` bytes (the size
+    from stat, plus one to see the end), so a file of the size stat gave is read in one
+    buffer; raw reads may return fewer bytes than asked, and a file may grow meanwhile."""
+    chunks, wanted = [], n
+    ask = n if expected is None else expected
+    while wanted and (chunk := _read_or_fail(handle.read, min(wanted, ask))):
+        chunks.append(chunk)
+        wanted -= len(chunk)
+        ask = CHUNK_SIZE
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _describe(st: os.stat_result) -> str:

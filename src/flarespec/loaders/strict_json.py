@@ -1,27 +1,46 @@
 """Strict JSON: the stdlib parser plus the checks RFC 8259 interoperability needs.
 
-Python's ``json`` silently keeps the last of duplicate object keys and accepts ``NaN``,
-``Infinity`` and ``-Infinity``. Both are rejected here through the parser's own hooks
-(``object_pairs_hook``, ``parse_constant``), so a valid document costs one C-speed parse.
-Only when a duplicate key was actually seen is the text parsed a second time, with the
-pure-Python scanner, to report where it is.
+Python's ``json`` silently keeps the last of duplicate object keys, accepts ``NaN``,
+``Infinity`` and ``-Infinity``, turns a float too large for a double into ``inf`` and raises a
+bare ``ValueError`` for an integer longer than the interpreter's digit limit. All four are
+rejected here through the parser's own hooks (``object_pairs_hook``, ``parse_constant``,
+``parse_float``) and handlers, so a valid document costs one C-speed parse.
+
+Where the problem is, is worked out only on the failure path, by a regular-expression
+tokenizer over the text the parser has already accepted (see docs/loaders.md): linear, at
+C speed per token, never a second pure-Python parse.
 """
 
 from __future__ import annotations
 
 import json
 import json.decoder
-import json.scanner
+import math
 import re
+import sys
 
 from ._text import UTF8_BOM, decode_utf8, line_of_char
 from .errors import LoadError
+from .limits import check_document_size, gc_paused
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
-# The first NaN/Infinity token outside a string. The parser reached it, so everything
-# before it is valid JSON and this simple string pattern cannot be fooled.
-_STRING_OR_CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)', re.DOTALL)
+# One JSON string (possessive: a string is consumed whole, never re-tried from inside).
+_STRING = r'"(?:[^"\\]++|\\.)*+"'
+# Strings, and the scalar tokens the failure messages need, outside strings. Every locator
+# runs on text the parser already accepted up to the failure, so these simple patterns
+# cannot be fooled there.
+_SCALAR_TOKEN = re.compile(
+    _STRING + r'|(?P<constant>-?Infinity|NaN)|(?P<number>-?(?P<digits>[0-9]+)(?P<fraction>(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?))',
+    re.DOTALL)
+# For duplicate keys: each match is any run of uninteresting text (value strings, numbers,
+# literals, blanks, colons) followed by one interesting token: a key with its colon and the
+# comma before it, if any (group 1), or one of { } [ ] and an array's comma (group 2). So
+# an object's commas cost nothing, and there is one Python step per key or bracket.
+_BLANK = r"[ \t\n\r]*"
+_KEY_OR_PUNCT = re.compile(
+    r'(?:[^"{}\[\],]++|' + _STRING + r'(?!' + _BLANK + r':))*+'
+    r'(?:(?:,' + _BLANK + r')?(' + _STRING + r')' + _BLANK + r':|([{}\[\],]))',
+    re.DOTALL)
 
 
 class _DuplicateKeySeen(Exception):
@@ -29,6 +48,10 @@ class _DuplicateKeySeen(Exception):
 
 
 class _NonJsonLiteralSeen(Exception):
+    pass
+
+
+class _FloatOutOfRange(Exception):
     pass
 
 
@@ -43,8 +66,25 @@ def _reject_constant(name: str):
     raise _NonJsonLiteralSeen(name)
 
 
+def _finite_float(token: str) -> float:
+    """Called by the parser for numbers with a fraction or exponent only (integers never
+    overflow); costs one Python call per such number."""
+    value = float(token)
+    if value == math.inf or value == -math.inf:
+        raise _FloatOutOfRange(token)
+    return value
+
+
+# One decoder for every document: json.loads with hooks would build a new one per call,
+# which dominates the cost of parsing a million small SSE event payloads.
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys_object, parse_constant=_reject_constant,
+                            parse_float=_finite_float)
+
+
+@gc_paused
 def load_json(data: bytes) -> object:
     """Parse UTF-8 JSON bytes (no BOM) strictly; raises LoadError."""
+    check_document_size(data, "JSON text")
     if data.startswith(UTF8_BOM):
         raise LoadError("bom", "JSON text starts with a UTF-8 byte order mark (RFC 8259 forbids it)", line=1)
     return load_json_text(decode_utf8(data, "JSON text"))
@@ -53,14 +93,16 @@ def load_json(data: bytes) -> object:
 def load_json_text(text: str) -> object:
     """Parse an already decoded JSON text strictly; raises LoadError."""
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys_object, parse_constant=_reject_constant)
+        return _DECODER.decode(text)
     except _DuplicateKeySeen:
         raise _locate_duplicate_key(text) from None
     except _NonJsonLiteralSeen as exc:
         raise LoadError(
             "non-json-literal", f"{exc.args[0]} is not a JSON value",
-            line=_line_of_first_constant(text),
+            line=_line_of_first_scalar(text, lambda match: match.group("constant")),
         ) from None
+    except _FloatOutOfRange as exc:
+        raise _out_of_range(text, exc.args[0]) from None
     except json.JSONDecodeError as exc:
         raise LoadError(
             "invalid-json", f"invalid JSON: {exc.msg} (column {exc.colno})",
@@ -68,88 +110,87 @@ def load_json_text(text: str) -> object:
         ) from None
     except RecursionError:
         raise LoadError("invalid-json", "JSON nesting is too deep to parse") from None
+    except ValueError:  # int(): more digits than sys.get_int_max_str_digits() allows
+        raise _number_too_long(text) from None
 
 
-def _line_of_first_constant(text: str) -> int | None:
-    for match in _STRING_OR_CONSTANT.finditer(text):
-        if match.group(1):
-            return line_of_char(text, match.start(1))
+# --------------------------------------------------------------------------- numbers
+
+def _line_of_first_scalar(text: str, wanted) -> int | None:
+    """Line of the first scalar token outside strings for which ``wanted(match)`` is true."""
+    for match in _SCALAR_TOKEN.finditer(text):
+        if match.lastindex is not None and wanted(match):
+            return line_of_char(text, match.start())
     return None
+
+
+def _number_too_long(text: str) -> LoadError:
+    limit = sys.get_int_max_str_digits()
+
+    def too_long(match) -> bool:
+        digits = match.group("digits")
+        return digits is not None and len(digits) > limit and not match.group("fraction")
+
+    return LoadError(
+        "number-too-long",
+        f"an integer has more than {limit} digits (the interpreter's limit for converting digits to a number)",
+        line=_line_of_first_scalar(text, too_long),
+    )
+
+
+def _out_of_range(text: str, token: str) -> LoadError:
+    shown = token if len(token) <= 40 else f"{token[:20]}...{token[-10:]} ({len(token)} characters)"
+    return LoadError(
+        "number-out-of-range",
+        f"the number {shown} is too large for a double-precision float (it would become infinity)",
+        line=_line_of_first_scalar(text, lambda match: match.group("number") == token),
+    )
 
 
 # --------------------------------------------------------------------------- duplicate keys
 
-class _ObjectWithDuplicates(dict):
-    """Marks, in the slow second parse, an object that repeats a key; remembers where it starts."""
-
-    start = -1
-
-
-def _mark_duplicates(pairs: list) -> dict:
-    obj = dict(pairs)
-    return _ObjectWithDuplicates(obj) if len(obj) != len(pairs) else obj
-
-
 def _locate_duplicate_key(text: str) -> LoadError:
-    decoder = json.JSONDecoder(object_pairs_hook=_mark_duplicates)
-    parse_object = decoder.parse_object
+    """The first key, in reading order, that repeats a key of its own object.
 
-    def parse_object_noting_start(s_and_end, *args):
-        obj, end = parse_object(s_and_end, *args)
-        if isinstance(obj, _ObjectWithDuplicates):
-            obj.start = s_and_end[1] - 1  # the scanner passes the index just after "{"
-        return obj, end
-
-    decoder.parse_object = parse_object_noting_start
-    # The C scanner ignores parse_object; the Python one calls it for every object.
-    decoder.scan_once = json.scanner.py_make_scanner(decoder)
-    try:
-        tree = decoder.decode(text)
-    except RecursionError:
-        return LoadError("duplicate-key", "an object repeats a key (nesting too deep to locate it)")
-    location, holder = _first_marked_object(tree)
-    key, offset = _first_repeated_key(text, holder.start, decoder.scan_once)
-    return LoadError(
-        "duplicate-key", f"object at {location} has the key {key!r} more than once",
-        line=line_of_char(text, offset), location=location,
-    )
-
-
-def _first_marked_object(tree: object) -> tuple[str, _ObjectWithDuplicates]:
-    """Pre-order walk; an outer object with duplicates is found before any object inside it."""
-    stack = [("$", tree)]
-    while stack:
-        location, node = stack.pop()
-        if isinstance(node, _ObjectWithDuplicates):
-            return location, node
-        if isinstance(node, dict):
-            children = [(child_location(location, k), v) for k, v in node.items()]
-        elif isinstance(node, list):
-            children = [(f"{location}[{i}]", v) for i, v in enumerate(node)]
-        else:
+    The parser stopped at the first object (in closing order) that repeats a key, so the
+    text up to there is valid JSON and holds that repetition. A stack of the open containers
+    is kept -- for an object the keys seen so far and the current key, for an array the
+    current index -- so memory is bounded by the keys of the objects open at one time.
+    """
+    stack: list[list] = []  # one [keys seen (a set) or None for an array, step: key or index]
+    top: list = [None, None]
+    for match in _KEY_OR_PUNCT.finditer(text):
+        if match.lastindex == 1:
+            raw_key = match[1]
+            key = json.decoder.scanstring(raw_key, 1)[0] if "\\" in raw_key else raw_key[1:-1]
+            if key in top[0]:
+                stack.append(top)
+                location = _location(stack)
+                return LoadError("duplicate-key", f"object at {location} has the key {key!r} more than once",
+                                 line=line_of_char(text, match.start(1)), location=location)
+            top[0].add(key)
+            top[1] = key
             continue
-        stack.extend(reversed(children))
-    raise AssertionError("a duplicate key was seen but no object holding one was found")
+        punct = match[2]
+        if punct == ",":
+            top[1] += 1
+        elif punct == "{":
+            stack.append(top)
+            top = [set(), None]
+        elif punct == "[":
+            stack.append(top)
+            top = [None, 0]
+        else:
+            top = stack.pop()
+    return LoadError("duplicate-key", "an object repeats a key")  # not reached on parser-accepted text
 
 
-def _first_repeated_key(text: str, start: int, scan_once) -> tuple[str, int]:
-    """Walk the members of the (valid) object at ``text[start]``; return the first key that
-    repeats an earlier one and the offset of its opening quote."""
-    seen = set()
-    index = _WHITESPACE.match(text, start + 1).end()
-    while text[index] != "}":
-        key_offset = index
-        key, index = json.decoder.scanstring(text, index + 1)
-        if key in seen:
-            return key, key_offset
-        seen.add(key)
-        index = _WHITESPACE.match(text, index).end() + 1  # skip ":"
-        index = _WHITESPACE.match(text, index).end()
-        _, index = scan_once(text, index)
-        index = _WHITESPACE.match(text, index).end()
-        if text[index] == ",":
-            index = _WHITESPACE.match(text, index + 1).end()
-    raise AssertionError("object was marked as holding a duplicate key but none repeats")
+def _location(stack: list[list]) -> str:
+    """JSONPath of the innermost open container; ``stack[0]`` is the sentinel above the root."""
+    location = "$"
+    for keys, step in stack[1:-1]:
+        location = child_location(location, step) if keys is not None else f"{location}[{step}]"
+    return location
 
 
 def child_location(base: str, key: str) -> str:

@@ -1,0 +1,85 @@
+"""From a place in a loader's output back to the line of the file it came from.
+
+A violation found by a rule names a JSONPath inside the loader's OUTPUT (``$.events[9].json``,
+``$.unlabelled.requests_total``); a person needs the line of the FILE. The loaders that keep
+line numbers in their output (``sse``, ``prometheus``) say here how to read them back. This
+is called only when a failure is reported, so it may scan the output; it never raises.
+"""
+
+from __future__ import annotations
+
+import re
+
+# One step of a normalised JSONPath (engine.paths): .name, ['quoted name'] or [index].
+_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['((?:[^'\\]|\\.)*)'\]|\[([0-9]+)\]")
+_QUOTED_ESCAPE = re.compile(r"\\(.)")
+
+
+def locate_line(loader_name: str, value, location: str) -> int | None:
+    """The 1-based line of the file that the place ``location`` (a JSONPath into ``value``,
+    the output of loader ``loader_name``) came from, or None when it cannot be told."""
+    locator = _LOCATORS.get(loader_name)
+    if locator is None or not isinstance(location, str) or not location.startswith("$"):
+        return None
+    try:
+        line = locator(value, _steps(location, 4))
+    except (LookupError, TypeError, AttributeError, ValueError):
+        return None  # a location that does not fit the output: no line rather than an error
+    return line if type(line) is int else None
+
+
+def _steps(location: str, wanted: int) -> list:
+    """The first ``wanted`` steps of ``location`` (names as str, indices as int)."""
+    steps, position = [], 1
+    while len(steps) < wanted and (match := _STEP.match(location, position)):
+        name, quoted, index = match.groups()
+        if index is not None:
+            steps.append(int(index))
+        else:
+            steps.append(name if name is not None else _QUOTED_ESCAPE.sub(r"\1", quoted))
+        position = match.end()
+    return steps
+
+
+def _sse_line(value: dict, steps: list) -> int | None:
+    head = steps[0]
+    if head in ("events", "after_terminator"):
+        return value[head][_index(steps[1])]["line"]
+    if head == "unterminated":
+        return value["unterminated"]["line"]
+    if head in ("terminated", "terminator_line"):
+        return value["terminator_line"]
+    return None
+
+
+def _prometheus_line(value: dict, steps: list) -> int | None:
+    head = steps[0]
+    if head in ("samples", "families"):
+        return value[head][_index(steps[1])]["line"]
+    if head == "duplicates":
+        lines = value["duplicates"][_index(steps[1])]["lines"]
+        return lines[_index(steps[3])] if steps[2:3] == ["lines"] and len(steps) > 3 else lines[0]
+    if head == "unlabelled":
+        return _unlabelled_line(value["samples"], steps[1], _index(steps[2]) if len(steps) > 2 else 0)
+    return None
+
+
+def _unlabelled_line(samples: list, name: str, position: int) -> int | None:
+    """Line of the ``position``-th sample called ``name`` without labels (file order, the
+    order of the output's ``unlabelled[name]`` list)."""
+    seen = 0
+    for sample in samples:
+        if sample["name"] == name and not sample["labels"]:
+            if seen == position:
+                return sample["line"]
+            seen += 1
+    return None
+
+
+def _index(step) -> int:
+    if type(step) is not int:
+        raise TypeError("not an index")
+    return step
+
+
+_LOCATORS = {"sse": _sse_line, "prometheus": _prometheus_line}
