@@ -5,16 +5,19 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import textwrap
 from pathlib import Path
 
 import pytest
+from bounded_call import finishes_within
 
 from flarespec.engine.evaluate import evaluate
 from flarespec.spec.compile import compile_spec
 from flarespec.spec.diff import diff_specs, render_diff
 from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.load import SpecLibrary
+from flarespec.spec import load
+from flarespec.spec.load import SpecLibrary, bundled_spec_dir
 from flarespec.spec.resolve import resolve
 from flarespec.spec.yamlmarks import MarkedDict, MarkedList
 
@@ -168,6 +171,88 @@ def test_unknown_parent(tmp_path):
     assert resolve_error(tmp_path, {"child.yaml": CHILD}, "toy/child") == [
         (str(tmp_path / "child.yaml"), 3, 1, "spec.extends-unknown",
          "extends unknown spec 'toy/parent'")]
+
+
+# --------------------------------------------------------------------------- a spec given by path
+
+def given_by_path(directory: Path, files: dict, spec: str = "child.yaml"):
+    """Resolve ``spec`` as ``spec lint FILE`` does, within 5 s, recording every file read."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (directory / name).write_text(textwrap.dedent(text))
+    read = []
+
+    def recording(path):
+        read.append(Path(path).name)
+        return real_read(path)
+
+    real_read = load.read_spec_file
+    load.read_spec_file = recording
+    try:
+        return finishes_within(5, lambda: resolve(*reversed(
+            SpecLibrary.for_file(directory / spec)))), read
+    finally:
+        load.read_spec_file = real_read
+
+
+def hostile_neighbours(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(directory / "fifo.yaml")
+    (directory / "zero.yaml").symlink_to("/dev/zero")
+    (directory / "bomb.yaml").write_text(
+        "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+            f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]\n" for p, n in zip("abcdefghi", "bcdefghij")))
+    (directory / "broken.yaml").write_text("flarespec: 1\nid: [\n")
+
+
+def test_a_spec_given_by_path_reads_only_itself_and_the_parent_named_after_its_id(tmp_path):
+    """Every *.yaml beside the spec used to be read: a FIFO hung lint, an alias bomb ate
+    memory, a broken neighbour failed the valid spec."""
+    hostile_neighbours(tmp_path)
+    spec, read = given_by_path(tmp_path, {"parent.yaml": PARENT, "child.yaml": CHILD})
+    assert [layer.id for layer in spec.chain] == ["toy/child", "toy/parent"]
+    assert read == ["child.yaml", "parent.yaml"]
+
+
+def test_a_spec_given_by_path_extending_a_bundled_spec_reads_no_neighbour(tmp_path):
+    hostile_neighbours(tmp_path)
+    child = CHILD.replace("extends: toy/parent", "extends: flare/bce032c0")
+    child = child.split("drop_rules:")[0]
+    spec, read = given_by_path(tmp_path, {"child.yaml": child})
+    assert [layer.id for layer in spec.chain] == ["toy/child", "flare/bce032c0"]
+    assert "child.yaml" in read and not {"fifo.yaml", "zero.yaml", "bomb.yaml",
+                                         "broken.yaml"} & set(read)
+
+
+def test_a_parent_beside_the_spec_wins_over_the_bundled_one(tmp_path):
+    bundled = (bundled_spec_dir() / "flare" / "bce032c0.yaml").read_text()
+    edited = bundled.replace("\ntitle: ", "\ntitle: EDITED ", 1)
+    assert edited != bundled
+    child = CHILD.replace("extends: toy/parent", "extends: flare/bce032c0")
+    spec, read = given_by_path(tmp_path, {"bce032c0.yaml": edited,
+                                          "child.yaml": child.split("drop_rules:")[0]})
+    assert spec.chain[1].path == tmp_path / "bce032c0.yaml"
+    assert spec.chain[1].data["title"].startswith("EDITED ")
+
+
+def test_a_hostile_file_named_after_the_parent_is_reported(tmp_path):
+    os.mkfifo(tmp_path / "parent.yaml")
+    with pytest.raises(SpecInvalid) as caught:
+        given_by_path(tmp_path, {"child.yaml": CHILD})
+    assert [(i.mark.file, i.mark.line, i.mark.column, i.code, i.message)
+            for i in caught.value.issues] == [
+        (str(tmp_path / "parent.yaml"), 1, 1, "spec.not-a-file",
+         "spec is a FIFO (named pipe), not a regular file")]
+
+
+def test_a_parent_under_another_file_name_is_not_searched_for(tmp_path):
+    with pytest.raises(SpecInvalid) as caught:
+        given_by_path(tmp_path, {"base.yaml": PARENT, "child.yaml": CHILD})
+    [issue] = caught.value.issues
+    assert (issue.mark.line, issue.mark.column, issue.code) == (3, 1, "spec.extends-unknown")
+    assert issue.message == (f"extends unknown spec 'toy/parent' (looked for "
+                             f"{tmp_path / 'parent.yaml'}, which does not exist, then among "
+                             f"the bundled specs)")
 
 
 def test_extends_cycle(tmp_path):

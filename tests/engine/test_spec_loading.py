@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
 import pytest
+from bounded_call import finishes_within
 
 from flarespec.spec.compile import compile_spec
 from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.load import SpecLibrary, read_spec_file
+from flarespec.spec.load import MAX_SPEC_BYTES, SpecLibrary, read_spec_file
 from flarespec.spec.resolve import resolve
+from flarespec.spec.yamlmarks import INT_MAX, INT_MIN, MAX_ALIASES, MAX_DEPTH, MAX_NODES
 
 TOY = Path(__file__).parent / "toy"
 
@@ -151,18 +154,211 @@ def test_merge_keys_may_be_overridden_but_not_repeated(tmp_path):
                                  "!!python/object/apply:os.system ['true']"])
 def test_python_tags_are_rejected(tmp_path, tag):
     [(line, column, code, message)] = issues(tmp_path, f"constants:\n  a: {tag}\n")
-    assert (line, column, code) == (7, 6, "spec.yaml")
-    assert message.startswith("YAML syntax: could not determine a constructor for the tag "
-                              "'tag:yaml.org,2002:python/")
+    assert (line, column, code) == (7, 6, "spec.yaml-type")
+    assert message.startswith("the tag !!python/")
 
 
-def test_yaml_core_tags_keep_safe_load_semantics(tmp_path):
-    spec = compiles(tmp_path, "constants:\n  n: !!int '12'\n  s: !!str 12\n  f: .nan\n"
-                              "  yes_word: yes\n  date: 2024-01-02\n")
-    assert spec.constants["n"] == 12 and spec.constants["s"] == "12"
-    assert spec.constants["yes_word"] is True          # YAML 1.1, as yaml.safe_load
-    assert spec.constants["f"] != spec.constants["f"]  # NaN
-    assert str(spec.constants["date"]) == "2024-01-02"
+def test_yaml_scalars_load_as_json_values(tmp_path):
+    spec = compiles(tmp_path, "constants:\n  s: !!str 12\n  yes_word: yes\n"
+                              "  eq: =\n  hex: 0x10\n  f: 1.5\n  n: ~\n"
+                              f"  low: {INT_MIN}\n  high: {INT_MAX}\n")
+    assert spec.constants == {"s": "12", "yes_word": True,  # YAML 1.1, as safe_load
+                              "eq": "=", "hex": 16, "f": 1.5, "n": None,
+                              "low": -2 ** 63, "high": 2 ** 64 - 1}
+
+
+@pytest.mark.parametrize("value, column, message", [
+    ("2024-01-02", 6, 'is read as a date; a spec holds only strings, numbers, booleans, null, '
+                      'lists and mappings: quote it ("2024-01-02")'),
+    ("2024-01-02 10:00:00", 6, "is read as a date"),
+    ("!!timestamp '2024-01-02'", 6, "the tag !!timestamp is not allowed"),
+    ("!!binary aGVsbG8=", 6, "the tag !!binary is not allowed"),
+    ("!!set {a, b}", 6, "the tag !!set is not allowed"),
+    ("!!omap [a: 1]", 6, "the tag !!omap is not allowed"),
+    ("!!int '12'", 6, "the tag !!int is not allowed"),
+    ("!!int 'twelve'", 6, "the tag !!int is not allowed"),
+    ("!!bool 'maybe'", 6, "the tag !!bool is not allowed"),
+    ("!local x", 6, "the tag !local is not allowed"),
+    ("[1, .inf]", 10, ".inf is not a finite number (JSON has no infinity or NaN)"),
+    (".nan", 6, ".nan is not a finite number"),
+    ("-.inf", 6, "-.inf is not a finite number"),
+    ("1.0e+999", 6, "1.0e+999 is not a finite number"),
+    ("9" * 5000, 6, "an integer of 5000 characters; spec integers fit in 64 bits"),
+    (str(2 ** 64), 6, f"{2 ** 64} does not fit in 64 bits ({-2 ** 63} to {2 ** 64 - 1})"),
+    (str(-2 ** 63 - 1), 6, f"{-2 ** 63 - 1} does not fit in 64 bits"),
+    ('"\\ud800"', 6, "a string holds an unpaired surrogate escape"),
+])
+def test_values_json_cannot_hold_are_refused_where_they_stand(tmp_path, value, column, message):
+    [(line, found_column, code, found)] = issues(tmp_path, f"constants:\n  a: {value}\n")
+    assert (line, found_column, code) == (7, column, "spec.yaml-type")
+    assert message in found
+
+
+@pytest.mark.parametrize("key, column, message", [
+    ("200: ok", 3, 'the key 200 is read as an integer; spec keys are strings: quote it ("200")'),
+    ("on: ok", 3, 'the key on is read as a boolean; spec keys are strings: quote it ("on")'),
+    ("1.5: ok", 3, 'the key 1.5 is read as a number; spec keys are strings: quote it ("1.5")'),
+    ("~: ok", 3, 'the key ~ is read as null; spec keys are strings: quote it ("~")'),
+    ("? \n  : ok", 4, "an empty key (null); spec keys are strings"),
+    ("? [a]\n  : ok", 5, "a list cannot be a key; spec keys are strings"),
+    ("{[a]: ok}", 4, "a list cannot be a key; spec keys are strings"),
+    ("? {a: 1}\n  : ok", 5, "a mapping cannot be a key; spec keys are strings"),
+])
+def test_keys_must_be_strings(tmp_path, key, column, message):
+    [(line, found_column, code, found)] = issues(tmp_path, f"constants:\n  {key}\n")
+    assert (line, found_column, code, found) == (7, column, "spec.yaml-key", message)
+
+
+# --------------------------------------------------------------------------- YAML bounds
+
+def test_aliases_within_the_budget_load(tmp_path):
+    aliases = ", ".join(["*a"] * MAX_ALIASES)
+    spec = compiles(tmp_path, f"constants:\n  a: &a {{x: [1, 2]}}\n  l: [{aliases}]\n")
+    assert spec.constants["l"] == [{"x": [1, 2]}] * MAX_ALIASES
+
+
+def test_one_alias_beyond_the_budget_is_refused_at_that_alias(tmp_path):
+    aliases = ", ".join(["*a"] * (MAX_ALIASES + 1))
+    assert issues(tmp_path, f"constants:\n  a: &a 1\n  l: [{aliases}]\n") == [
+        (8, 7 + 4 * MAX_ALIASES, "spec.yaml-alias",
+         f"more than {MAX_ALIASES} aliases (*name) in one spec file")]
+
+
+def test_an_alias_bomb_is_refused_at_the_alias_that_overflows(tmp_path):
+    """Nine levels of ten aliases (90 uses, within the alias budget) would expand to 10^10
+    values; the expanded-size budget stops it at the first alias that crosses it."""
+    levels = [f"  l0: &l0 [{', '.join(['x'] * 10)}]\n"] + [
+        f"  l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 10)}]\n" for n in range(1, 10)]
+    found = finishes_within(5, issues, tmp_path, "constants:\n" + "".join(levels))
+    assert found == [(11, 12, "spec.yaml-alias",  # l4's first alias: 11+111+1111+11111+1+11111
+                      f"aliases expand the spec to more than {MAX_NODES} values "
+                      "(lists, mappings and scalars)")]
+
+
+def test_an_alias_inside_its_own_anchor_is_refused(tmp_path):
+    assert issues(tmp_path, "constants:\n  a: &a [1, *a]\n") == [
+        (7, 13, "spec.yaml-alias", "alias *a refers to a node that contains it")]
+
+
+def test_nesting_up_to_the_depth_bound_loads(tmp_path):
+    # the document's mapping and "constants" are two levels
+    inner = "[" * (MAX_DEPTH - 2) + "1" + "]" * (MAX_DEPTH - 2)
+    spec = compiles(tmp_path, f"constants:\n  d: {inner}\n")
+    depth, value = 0, spec.constants["d"]
+    while isinstance(value, list):
+        depth, value = depth + 1, value[0]
+    assert (depth, value) == (MAX_DEPTH - 2, 1)
+
+
+@pytest.mark.parametrize("levels", [MAX_DEPTH - 1, 10_000])
+def test_deeper_flow_nesting_is_refused_without_recursion_error(tmp_path, levels):
+    text = "constants:\n  d: " + "[" * levels + "]" * levels + "\n"
+    assert finishes_within(5, issues, tmp_path, text) == [
+        (7, 6 + MAX_DEPTH - 2, "spec.yaml-depth",
+         f"lists and mappings nest more than {MAX_DEPTH} levels deep")]
+
+
+def test_deep_block_nesting_is_refused(tmp_path):
+    text = "constants:\n" + "".join(f"{'  ' * (n + 1)}k{n}:\n" for n in range(200)) + \
+        "  " * 201 + "x: 1\n"
+    assert issues(tmp_path, text) == [
+        (6 + MAX_DEPTH, 2 * MAX_DEPTH + 1, "spec.yaml-depth",  # the mapping under k62
+         f"lists and mappings nest more than {MAX_DEPTH} levels deep")]
+
+
+def test_more_values_than_the_budget_are_refused(tmp_path):
+    values = ",".join(["0"] * MAX_NODES)
+    [(line, column, code, message)] = finishes_within(
+        5, issues, tmp_path, f"constants:\n  l: [{values}]\n")
+    assert (line, code, message) == (7, "spec.too-large", f"the spec holds more than "
+                                     f"{MAX_NODES} values (lists, mappings and scalars)")
+
+
+# --------------------------------------------------------------------------- YAML mistakes
+
+@pytest.mark.parametrize("text, expected", [
+    ("constants:\n\ta: 1\n", (7, 1, "a tab character: YAML indents with spaces only")),
+    ("constants:\n  a: 'abc\n  b: 2\n", (7, 6, "a quoted string opened here is never closed")),
+    ('constants:\n  a: "abc\n', (7, 6, "a quoted string opened here is never closed")),
+    ("constants:\n  a: b: c\n", (7, 7, "unexpected ':' — quote a value that contains ': ', "
+                                        "or indent this line like the keys around it")),
+    ("constants:\n    a: 1\n  b: 2\n", (8, 3, "bad indentation: this line does not line up "
+                                              "with the block that starts at line 1, column 1")),
+    ("constants:\n  a: 1\n  b\n  c: 2\n", (8, 3, "a line with no ':' where a key was expected "
+                                               "(or a quote or bracket left open)")),
+    ("constants:\n  a: [1, 2\n  b: 3\n", (8, 4, "the bracket opened at line 7, column 6 is not "
+                                            "closed with ']' before this point")),
+    ("constants:\n  a: *nowhere\n", (7, 6, "alias *nowhere refers to no anchor &nowhere "
+                                          "defined before it")),
+    ("constants: {}\n---\nb: 2\n", (7, 1, "a spec is one YAML document; a second one starts "
+                                        "here")),
+    ("constants:\n  a: @x\n", (7, 6, "a value cannot start with '@': quote it")),
+])
+def test_common_yaml_mistakes_are_explained(tmp_path, text, expected):
+    line, column, message = expected
+    assert issues(tmp_path, text) == [(line, column, "spec.yaml", f"YAML syntax: {message}")]
+
+
+# --------------------------------------------------------------------------- the file itself
+
+def spec_issue(path) -> tuple:
+    """(file, line, column, code, message) of the single issue reading ``path``."""
+    with pytest.raises(SpecInvalid) as caught:
+        finishes_within(5, read_spec_file, path)
+    [issue] = caught.value.issues
+    return issue.mark.file, issue.mark.line, issue.mark.column, issue.code, issue.message
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "spec.yaml"
+    os.mkfifo(fifo)
+    assert spec_issue(fifo) == (str(fifo), 1, 1, "spec.not-a-file",
+                                "spec is a FIFO (named pipe), not a regular file")
+
+
+def test_a_device_is_refused_without_reading(tmp_path):
+    link = tmp_path / "spec.yaml"
+    link.symlink_to("/dev/zero")
+    assert spec_issue(link) == (str(link), 1, 1, "spec.not-a-file",
+                                "spec is a character device, not a regular file")
+
+
+def test_a_directory_is_refused(tmp_path):
+    assert spec_issue(tmp_path) == (str(tmp_path), 1, 1, "spec.not-a-file",
+                                    "spec is a directory, not a regular file")
+
+
+def test_a_symlink_loop_is_unreadable(tmp_path):
+    loop = tmp_path / "spec.yaml"
+    loop.symlink_to(loop)
+    assert spec_issue(loop) == (str(loop), 1, 1, "spec.unreadable",
+                                "cannot read spec: Too many levels of symbolic links")
+
+
+def test_a_spec_of_the_size_limit_loads_and_one_byte_more_is_refused(tmp_path):
+    path = tmp_path / "case.yaml"
+    padding = MAX_SPEC_BYTES - len(HEAD) - len("#\n")
+    path.write_text(HEAD + "#" + " " * padding + "\n")
+    assert path.stat().st_size == MAX_SPEC_BYTES
+    assert read_spec_file(path).id == "toy/case"
+    path.write_text(HEAD + "#" + " " * (padding + 1) + "\n")
+    assert spec_issue(path) == (str(path), 1, 1, "spec.too-large",
+                                f"spec is larger than {MAX_SPEC_BYTES >> 10} KiB, the limit "
+                                "for a spec file")
+
+
+def test_a_regular_file_that_keeps_growing_is_read_only_to_the_limit(tmp_path, monkeypatch):
+    """A file whose size grows after ``fstat`` (or /proc files, which say 0): the read
+    itself stops one byte past the limit."""
+    path = tmp_path / "case.yaml"
+    path.write_text(HEAD + "#" * (2 * MAX_SPEC_BYTES) + "\n")
+    real_fstat = os.fstat
+    monkeypatch.setattr(os, "fstat", lambda fd: os.stat_result(
+        real_fstat(fd)[:6] + (0,) + real_fstat(fd)[7:]))
+    real_read, asked = os.read, []
+    monkeypatch.setattr(os, "read", lambda fd, n: asked.append(n) or real_read(fd, n))
+    assert spec_issue(path)[3] == "spec.too-large"
+    assert sum(asked) <= MAX_SPEC_BYTES + 1
 
 
 # --------------------------------------------------------------------------- names

@@ -12,9 +12,13 @@ def spec_constants(spec_ref: str) -> dict:
     from pathlib import Path
 
     from flarespec.adapter.select import bundled_specs, compile_file
+    from flarespec.spec.errors import SpecInvalid
 
-    if Path(spec_ref).is_file():
-        return compile_file(spec_ref).constants
+    if Path(spec_ref).exists() or Path(spec_ref).is_symlink():  # a FIFO too: refused by name
+        try:
+            return compile_file(spec_ref).constants
+        except SpecInvalid as problem:
+            raise click.BadParameter(f"\n{problem}", param_hint="--spec") from None
     for spec in bundled_specs():
         if spec.id == spec_ref:
             return spec.constants
@@ -70,14 +74,13 @@ def check(catalog, spec_path, pattern, fmt):
     import json
     import sys
 
-    from flarespec.adapter.select import compile_file
     from flarespec.fixtures.catalog import load_catalog
     from flarespec.fixtures.check import bundled_catalog_dir, check_catalog
 
     catalog = catalog or bundled_catalog_dir() / "flare" / "catalog.yaml"
     spec_id, cases = load_catalog(catalog)
     cases = [case for case in cases if not pattern or pattern in case.name]
-    constants = compile_file(spec_path).constants if spec_path else spec_constants(spec_id)
+    constants = spec_constants(spec_path or spec_id)
     results = check_catalog(cases, constants, spec_path)
     if fmt == "json":
         click.echo(json.dumps([{k: v for k, v in vars(r).items() if k != "violations"}

@@ -15,7 +15,8 @@ def _load(spec_ref: str):
     from flarespec.spec.load import SpecLibrary
     from flarespec.spec.resolve import resolve
 
-    if Path(spec_ref).is_file():
+    # any path that exists is a file; read_spec_file refuses a FIFO, device or directory
+    if Path(spec_ref).exists() or Path(spec_ref).is_symlink():
         library, spec_file = SpecLibrary.for_file(spec_ref)
         return resolve(spec_file, library)
     library = SpecLibrary()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,22 +24,27 @@ class SpecFile:
         return self.data["id"]
 
 
-def read_spec_file(path: str | Path) -> SpecFile:
-    import hashlib
+# A spec file is read whole; the bundled spec is under 40 KB. Half a MiB keeps the pure-Python
+# YAML scanner near a second even for text that makes few values (quoted lines, blank lines:
+# about 2.5 s/MiB on a loaded 2-core machine); values are bounded by yamlmarks.MAX_NODES.
+MAX_SPEC_BYTES = 1 << 19
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISSOCK, "a socket"))
 
+
+def read_spec_file(path: str | Path) -> SpecFile:
+    """One spec file, read (regular files only, bounded), parsed (JSON values, bounded) and
+    shape-checked; every problem is a SpecInvalid naming file:line:column and a code."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise SpecInvalid([SpecIssue(f"cannot read spec: {error.strerror}",
-                                     Mark(str(path), 1, 1), "spec.unreadable")]) from None
+    raw = read_spec_bytes(path)
     try:
         data = load_marked(raw.decode("utf-8"), str(path))
     except UnicodeDecodeError:
         raise SpecInvalid([SpecIssue("spec is not UTF-8", Mark(str(path), 1, 1),
                                      "spec.yaml")]) from None
     except SpecYamlError as error:
-        raise SpecInvalid([SpecIssue(error.reason, error.mark, "spec.yaml")]) from None
+        raise SpecInvalid([SpecIssue(error.reason, error.mark, error.code)]) from None
     if not isinstance(data, dict):
         raise SpecInvalid([SpecIssue("a spec is a YAML mapping", Mark(str(path), 1, 1),
                                      "spec.shape")])
@@ -47,6 +55,50 @@ def read_spec_file(path: str | Path) -> SpecFile:
     return SpecFile(path, data, hashlib.sha256(raw).hexdigest())
 
 
+def read_spec_bytes(path: Path) -> bytes:
+    """The bytes of a regular file of at most MAX_SPEC_BYTES. A FIFO, device, socket or
+    directory is refused after ``stat`` and before ``open`` (opening a FIFO blocks, some
+    devices act on open, /dev/zero never ends); the opened file is checked again with
+    ``fstat`` (it may have been swapped) and read up to one byte past the limit."""
+    def issue(message: str, code: str):
+        return SpecInvalid([SpecIssue(message, Mark(str(path), 1, 1), code)])
+
+    try:
+        _check_regular(os.stat(path), issue)
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as error:
+        raise issue(f"cannot read spec: {error.strerror}", "spec.unreadable") from None
+    try:
+        _check_regular(os.fstat(descriptor), issue)
+        chunks, size = [], 0
+        while size <= MAX_SPEC_BYTES:
+            chunk = os.read(descriptor, MAX_SPEC_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as error:
+        raise issue(f"cannot read spec: {error.strerror}", "spec.unreadable") from None
+    finally:
+        os.close(descriptor)
+    if size > MAX_SPEC_BYTES:
+        raise _too_large(issue)
+    return b"".join(chunks)
+
+
+def _check_regular(info: os.stat_result, issue) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        kind = next((name for test, name in _FILE_KINDS if test(info.st_mode)), "not a file")
+        raise issue(f"spec is {kind}, not a regular file", "spec.not-a-file")
+    if info.st_size > MAX_SPEC_BYTES:
+        raise _too_large(issue)
+
+
+def _too_large(issue) -> SpecInvalid:
+    return issue(f"spec is larger than {MAX_SPEC_BYTES >> 10} KiB, the limit for a spec file",
+                 "spec.too-large")
+
+
 def bundled_spec_dir() -> Path:
     """specs/ as installed (package flarespec.bundled_specs) or in a source checkout."""
     import flarespec.bundled_specs as bundled
@@ -55,42 +107,48 @@ def bundled_spec_dir() -> Path:
 
 
 class SpecLibrary:
-    """Every spec under some directories, indexed by id (for ``extends`` and selection)."""
+    """Every spec under some directories, indexed by id (for ``extends`` and selection), plus
+    the specs given by path (``add``) and, for a spec given by path, its parents beside it."""
 
     def __init__(self, directories: list[Path] | None = None, *, siblings: Path | None = None):
         self.directories = directories if directories is not None else [bundled_spec_dir()]
-        # a spec given by path sees the specs beside it (not below: /tmp is no spec tree)
+        # a spec given by path finds a parent beside it, named after the parent id's last
+        # segment (extends: a/b -> b.yaml); no other neighbour is read (see sibling())
         self.siblings = siblings
         self._by_id: dict[str, SpecFile] | None = None
-        # a broken neighbour must not stop a valid spec from loading; all() still reports it
+        self._added: dict[str, SpecFile] = {}
+        self._sibling_files: dict[Path, SpecFile] = {}
+        # a broken file in the directories must not stop a valid spec from loading; all()
+        # still reports it
         self.broken: list[SpecIssue] = []
 
     def _index(self) -> dict[str, SpecFile]:
         if self._by_id is None:
             self._by_id = {}
-            paths = sorted(self.siblings.glob("*.yaml")) if self.siblings else []
             for directory in self.directories:
-                paths.extend(sorted(Path(directory).rglob("*.yaml")))
-            for path in paths:
-                try:
-                    spec = read_spec_file(path)
-                except SpecInvalid as problem:
-                    self.broken.extend(problem.issues)
-                    continue
-                known = self._by_id.get(spec.id)
-                if known is None:
-                    self._by_id[spec.id] = spec
-                elif known.path.resolve() != spec.path.resolve():
-                    self.broken.append(SpecIssue(
-                        f"spec id {spec.id!r} is also used by {known.path}",
-                        spec.data.key_marks.get("id"), "spec.duplicate-id"))
+                for path in sorted(Path(directory).rglob("*.yaml")):
+                    self._index_file(path)
         return self._by_id
+
+    def _index_file(self, path: Path) -> None:
+        try:
+            spec = read_spec_file(path)
+        except SpecInvalid as problem:
+            self.broken.extend(problem.issues)
+            return
+        known = self._by_id.get(spec.id)
+        if known is None:
+            self._by_id[spec.id] = spec
+        elif known.path.resolve() != spec.path.resolve():
+            self.broken.append(SpecIssue(
+                f"spec id {spec.id!r} is also used by {known.path}",
+                spec.data.key_marks.get("id"), "spec.duplicate-id"))
 
     @classmethod
     def for_file(cls, path: str | Path) -> tuple["SpecLibrary", SpecFile]:
-        """A library for a spec given by path: the file itself wins, then its siblings (for
-        ``extends``), then the bundled specs."""
-        path = Path(path).resolve()
+        """A library for a spec given by path: the file itself wins, then a parent beside it
+        (for ``extends``), then the bundled specs."""
+        path = _absolute(Path(path))
         spec_file = read_spec_file(path)
         bundled = bundled_spec_dir()
         library = cls([bundled], siblings=path.parent if path.parent != bundled else None)
@@ -98,19 +156,48 @@ class SpecLibrary:
         return library, spec_file
 
     def add(self, spec: SpecFile) -> None:
-        self._index()[spec.id] = spec
+        self._added[spec.id] = spec
+
+    def sibling_path(self, spec_id: str) -> Path | None:
+        """Where a parent ``spec_id`` would lie beside a spec given by path."""
+        if self.siblings is None:
+            return None
+        return self.siblings / f"{spec_id.rsplit('/', 1)[-1]}.yaml"
+
+    def sibling(self, spec_id: str) -> SpecFile | None:
+        """The spec beside the given file that is named after ``spec_id`` and has that id.
+
+        Only this one file is read, and only when a parent is looked up: every other file in
+        the directory (/tmp holds anything) stays unread, so a FIFO, a huge file or an alias
+        bomb beside a spec cannot affect it. A broken candidate is reported: it is the file
+        the id names."""
+        path = self.sibling_path(spec_id)
+        if path is None or not (path.exists() or path.is_symlink()):
+            return None
+        if path not in self._sibling_files:
+            self._sibling_files[path] = read_spec_file(path)
+        spec = self._sibling_files[path]
+        return spec if spec.id == spec_id else None
 
     def get(self, spec_id: str) -> SpecFile | None:
         """The spec with this id; when it is not found and some file is broken, that file's
         issues are the likelier answer than "unknown spec", so they are raised."""
-        found = self._index().get(spec_id)
+        found = self._added.get(spec_id) or self.sibling(spec_id) or self._index().get(spec_id)
         if found is None and self.broken:
             raise SpecInvalid(self.broken)
         return found
 
     def all(self) -> list[SpecFile]:
         """Every spec; a broken file among them is an error here (bundled specs must all load)."""
-        specs = list(self._index().values())
+        specs = {**self._index(), **self._added}
         if self.broken:
             raise SpecInvalid(self.broken)
-        return specs
+        return list(specs.values())
+
+
+def _absolute(path: Path) -> Path:
+    """The resolved path, or the absolute one when symlinks loop (read_spec_file reports it)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))

@@ -48,7 +48,8 @@ def resolve(spec: SpecFile, library: SpecLibrary) -> ResolvedSpec:
         parent_id = chain[-1].data["extends"]
         parent = library.get(parent_id)
         if parent is None:
-            raise SpecInvalid([SpecIssue(f"extends unknown spec {parent_id!r}",
+            raise SpecInvalid([SpecIssue(f"extends unknown spec {parent_id!r}"
+                                         f"{_looked_beside(library, parent_id)}",
                                          chain[-1].data.key_marks.get("extends"),
                                          "spec.extends-unknown")])
         if any(parent.id == s.id for s in chain):
@@ -78,6 +79,15 @@ def resolve(spec: SpecFile, library: SpecLibrary) -> ResolvedSpec:
     if issues:
         raise SpecInvalid(issues)
     return ResolvedSpec(merged, chain, origin)
+
+
+def _looked_beside(library: SpecLibrary, parent_id: str) -> str:
+    """Where a parent was looked for beside the file, since no other neighbour is read."""
+    path = library.sibling_path(parent_id)
+    if path is None:
+        return ""
+    found = "" if path.exists() else ", which does not exist"
+    return f" (looked for {path}{found}, then among the bundled specs)"
 
 
 def _merge(merged: dict, layer: SpecFile, origin: dict, issues: list) -> None:
