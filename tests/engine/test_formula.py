@@ -359,13 +359,13 @@ def test_non_string_formula_is_rejected():
 
 def test_bool_is_not_a_number():
     message = evaluation_error("flag + 1", {"flag": True})
-    assert "field 'flag' is not a number: bool True" in message
-    assert "item 1 is not a number: bool False" in evaluation_error("sum(xs)", {"xs": [1, False]})
+    assert "field 'flag' is not a number: boolean true" in message
+    assert "item 1 is not a number: boolean false" in evaluation_error("sum(xs)", {"xs": [1, False]})
     assert "@on is not a number" in evaluation_error("@on * 2", refs={"on": True})
 
 
 def test_string_operand_is_rejected():
-    assert "field 'n' is not a number: str '12'" in evaluation_error("n + 1", {"n": "12"})
+    assert 'field \'n\' is not a number: string "12"' in evaluation_error("n + 1", {"n": "12"})
 
 
 def test_missing_field_names_the_path():
@@ -378,13 +378,14 @@ def test_bad_index_and_non_container_name_the_path():
     assert "field 'xs.5' not found: 'xs' is a list of length 2, which has no index '5'" in \
         evaluation_error("xs.5", {"xs": [1, 2]})
     assert "field 'xs.n' not found" in evaluation_error("xs.n", {"xs": [1, 2]})
-    assert "field 'a.b' not found: 'a' is int 3, not an object or list" in evaluation_error("a.b", {"a": 3})
+    assert "field 'a.b' not found: 'a' is integer 3, not an object or list" in evaluation_error("a.b", {"a": 3})
 
 
 def test_missing_field_under_wildcard_names_the_element():
     value = {"events": [{"n": 1}, {"m": 2}]}
     assert "field 'events.*.n' not found: 'events.1' has no key 'n'" in evaluation_error("sum(events.*.n)", value)
-    assert "'*' needs a list, but 'events' is dict" in evaluation_error("sum(events.*)", {"events": {"a": 1}})
+    assert """'*' needs a list, but 'events' is object {"a": 1}""" in \
+        evaluation_error("sum(events.*)", {"events": {"a": 1}})
 
 
 @pytest.mark.parametrize("source, value", [
@@ -403,7 +404,7 @@ def test_unknown_ref():
 
 
 @pytest.mark.parametrize("source, value, fragment", [
-    ("sum(n)", {"n": 3}, "sum() needs a list, but field 'n' is int 3"),
+    ("sum(n)", {"n": 3}, "sum() needs a list, but field 'n' is integer 3"),
     ("count(s)", {"s": "abc"}, "count() needs a list"),
     ("len(n)", {"n": 3}, "len() needs a list, string or object"),
     ("min(xs)", {"xs": []}, "min() of an empty list"),
@@ -414,7 +415,20 @@ def test_function_argument_errors(source, value, fragment):
 
 
 def test_field_resolving_to_a_container_is_not_a_number():
-    assert "field 'xs' is not a number: list [1, 2]" in evaluation_error("xs + 1", {"xs": [1, 2]})
+    assert "field 'xs' is not a number: array [1, 2]" in evaluation_error("xs + 1", {"xs": [1, 2]})
+
+
+def test_offending_values_are_json_text_cut_short_at_any_depth_or_size():
+    # values are shown as JSON (never a Python repr) and cut: a 5000-deep list (repr raises
+    # RecursionError) or a million-item list costs no more than the shown prefix
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    message = evaluation_error("xs + 1", {"xs": deep})
+    assert message.startswith("field 'xs' is not a number: array " + "[" * 60 + "…")
+    huge = {"xs": {"k": [None] * 1_000_000}}
+    assert 'is not a number: object {"k": [null, null, ' in evaluation_error("xs + 1", huge)
+    assert len(evaluation_error("xs + 1", huge)) < 200
 
 
 def test_overflow_is_an_evaluation_error():

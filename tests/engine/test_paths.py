@@ -43,7 +43,9 @@ def library_only(source: str) -> CompiledJsonPath:
 
 PLAIN = ["$", "$.n", "$.items", "$.items[*]", "$.items[*].sku", "$.items.*.sku", "$.items[:]",
          "$.items[0]", "$.items[2].count", "$.items[5]", "$.counts.*", "$.counts[*]",
-         "$.counts['x.y']", "$.counts.a.b", "$.n[*]", "$.n[0]", "$.items[*][*]", "$.missing.x"]
+         "$.counts['x.y']", "$.counts.a.b", "$.n[*]", "$.n[0]", "$.items[*][*]", "$.missing.x",
+         "$.items[1:].sku", "$.items[1:-1]", "$.items[-1:]", "$.items[::2].sku", "$.items[::-1]",
+         "$.items[5:9]", "$.counts[1:]", "$.n[0:1]", "$.items[:-1][*]"]
 
 
 @pytest.mark.parametrize("source", PLAIN)
@@ -57,7 +59,7 @@ def test_fast_path_agrees_with_jsonpath_ng(source):
 
 
 @pytest.mark.parametrize("source", ["$.items[?(@.count > 0)].sku", "$.items[?count > 0].sku",
-                                    "$.items[0,1].sku", "$..sku", "$.items[1:].sku",
+                                    "$.items[0,1].sku", "$..sku", "$.items[::0]",
                                     "$.counts[a,b]"])
 def test_other_paths_fall_back_to_jsonpath_ng(source):
     assert CompiledJsonPath(source)._steps is None
@@ -140,9 +142,23 @@ def test_fast_path_and_fallback_give_the_same_violations_through_the_engine(tmp_
     ("a", "$.a"), ("_a1", "$._a1"), (0, "$[0]"), (12, "$[12]"), ("x.y", "$['x.y']"),
     ("a b", "$['a b']"), ("1a", "$['1a']"), ("a-b", "$['a-b']"), ("it's", "$['it\\'s']"),
     ("back\\slash", "$['back\\\\slash']"), ("", "$['']"),
+    ("a\n", "$['a\n']"),  # a trailing newline is no identifier ($ before "\n" once said so)
 ])
 def test_child_location(key, expected):
     assert child_location("$", key) == expected
+
+
+def test_long_paths_do_not_recurse():
+    # jsonpath-ng nests one Child node per segment: walking it recursively hit the limit
+    deep = value = {}
+    for _ in range(3000):
+        value["a"] = {}
+        value = value["a"]
+    value["x"] = 1
+    [match] = CompiledJsonPath("$" + ".a" * 3000 + ".x").find(deep)
+    assert match.value == 1
+    with pytest.raises(ValueError, match="is nested too deeply to apply"):
+        CompiledJsonPath("$" + ".a" * 3000 + "[?x==1]").find(deep)
 
 
 # --------------------------------------------------------------------------- pointers
@@ -166,6 +182,8 @@ def test_pointer_with_placeholders():
     ("/items/-1/sku", {}, [("c", "$.items[2].sku")]),
     ("/items/3/sku", {}, []),
     ("/items/one", {}, []),
+    ("/items/\u0661", {}, []),                          # only ASCII digits index a list
+    ("/items/\uff10", {}, []),
     ("/counts/z", {}, []),
     ("/n/0", {}, []),
     ("/items/[sku=b]/count", {}, [(2, "$.items[1].count")]),

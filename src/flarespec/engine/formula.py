@@ -41,6 +41,8 @@ from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from flarespec.engine.report import shown
+
 MAX_FORMULA_LENGTH = 2000
 MAX_NESTING_DEPTH = 50
 FUNCTIONS = ("count", "len", "max", "min", "sum")
@@ -291,15 +293,25 @@ _ORDERING = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operat
 _SEQUENCES = (list, tuple)
 
 
+SHOWN_IN_ERRORS = 60  # characters of an offending value quoted in an evaluation error
+
+
 def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """A value in an error as JSON text, cut: bounded work however large or deep it is."""
+    return shown(value, SHOWN_IN_ERRORS)
+
+
+def _described(value: object) -> str:
+    """``integer 3``, ``string "12"``, ``boolean true``: the JSON type and the value."""
+    from flarespec.engine.kinds import json_type
+
+    return f"{json_type(value)} {_short(value)}"
 
 
 def _as_number(candidate: object, description: str) -> int | float:
     # bool is an int subclass; a JSON true must not silently count as 1.
     if isinstance(candidate, bool) or not isinstance(candidate, (int, float)):
-        raise EvaluationError(f"{description} is not a number: {type(candidate).__name__} {_short(candidate)}")
+        raise EvaluationError(f"{description} is not a number: {_described(candidate)}")
     return candidate
 
 
@@ -319,7 +331,7 @@ def _step(current: object, segment: str, walked: str, path: FieldPath) -> object
             return current[int(segment)]
         problem = f"{_where(walked)} is a list of length {len(current)}, which has no index {segment!r}"
     else:
-        problem = f"{_where(walked)} is {type(current).__name__} {_short(current)}, not an object or list"
+        problem = f"{_where(walked)} is {_described(current)}, not an object or list"
     raise EvaluationError(f"field {path.path!r} not found: {problem}")
 
 
@@ -337,7 +349,7 @@ def _resolve(root: object, path: FieldPath) -> object:
                 following.extend((item, f"{prefix}{index}") for index, item in enumerate(current))
             else:
                 raise EvaluationError(f"field {path.path!r}: '*' needs a list, but {_where(walked)} is "
-                                      f"{type(current).__name__} {_short(current)}")
+                                      f"{_described(current)}")
         reached = following
     return [value for value, _ in reached] if "*" in path.segments else reached[0][0]
 
@@ -352,11 +364,11 @@ def _call(function: str, argument: object, description: str) -> int | float:
     if function == "len":
         if not isinstance(argument, (*_SEQUENCES, str, Mapping)):
             raise EvaluationError(f"len() needs a list, string or object, but {description} is "
-                                  f"{type(argument).__name__} {_short(argument)}")
+                                  f"{_described(argument)}")
         return len(argument)
     if not isinstance(argument, _SEQUENCES):
         raise EvaluationError(f"{function}() needs a list, but {description} is "
-                              f"{type(argument).__name__} {_short(argument)}")
+                              f"{_described(argument)}")
     if function == "count":
         return sum(len(item) if isinstance(item, _SEQUENCES) else 1 for item in argument)
     numbers = [_as_number(item, f"{description} item {index}") for index, item in enumerate(argument)]

@@ -13,13 +13,17 @@ resolved for the current binding). It yields ``Failure`` objects and nothing els
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import math
-import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+import re2
+
 from flarespec.engine.paths import Match
+from flarespec.engine.report import json_text, shown
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,8 @@ class Failure:
     actual: Any = None
     location: str | None = None
     file: str | None = None  # when the failure is in another file than the rule's selection
+    # a hook's argument the failing value came from; `location` is then inside that argument
+    source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,39 +75,62 @@ def _anything(arg, documents) -> None:
     return None
 
 
+def _got(arg) -> str:
+    """An argument as its spec author wrote it (YAML flow style), for load-time messages."""
+    return shown(arg, bare_keys=True)
+
+
 def _boolean(arg, documents) -> str | None:
-    return None if isinstance(arg, bool) else f"wants true or false, got {arg!r}"
+    return None if isinstance(arg, bool) else f"wants true or false, got {_got(arg)}"
 
 
 def _text(arg, documents) -> str | None:
-    return None if isinstance(arg, str) or _dynamic(arg) else f"wants a string, got {arg!r}"
+    return None if isinstance(arg, str) or _dynamic(arg) else f"wants a string, got {_got(arg)}"
+
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a bad pattern is reported as a spec issue, not logged
+
+
+@functools.cache
+def compiled_pattern(pattern: str):
+    r"""The RE2 program of a spec regex, compiled once per pattern (never per element).
+
+    RE2 matches in time linear in the input whatever the pattern, so neither a hostile
+    pattern (``(a+)+$``) nor a hostile value can hang a run. The price: no backreferences
+    and no lookaround, and ``\d``, ``\w``, ``\s``, ``\b`` are ASCII-only."""
+    return re2.compile(pattern, _RE2_OPTIONS)
 
 
 def _pattern(arg, documents) -> str | None:
     if not isinstance(arg, str):
-        return f"wants a regular expression string, got {arg!r}"
+        return f"wants a regular expression string, got {_got(arg)}"
     try:
-        re.compile(arg)
-    except re.error as error:
-        return f"invalid regular expression {arg!r}: {error}"
+        compiled_pattern(arg)
+    except (re2.error, UnicodeError) as error:
+        reason = error.args[0] if error.args else error
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        return (f"invalid regular expression {_got(arg)}: {reason} (spec regexes use RE2 "
+                f"syntax: no backreferences or lookaround)")
     return None
 
 
 def _list(arg, documents) -> str | None:
-    return None if isinstance(arg, list) or _dynamic(arg) else f"wants a list, got {arg!r}"
+    return None if isinstance(arg, list) or _dynamic(arg) else f"wants a list, got {_got(arg)}"
 
 
 def _json_types(arg, documents) -> str | None:
     names = [arg] if isinstance(arg, str) else arg
     if not isinstance(names, list) or not names or any(n not in JSON_TYPES for n in names):
-        return f"wants one or more of {', '.join(JSON_TYPES)}, got {arg!r}"
+        return f"wants one or more of {', '.join(JSON_TYPES)}, got {_got(arg)}"
     return None
 
 
 def _keys_from(allowed: tuple, *, at_least_one: bool = True):
     def check(arg, documents) -> str | None:
         if not isinstance(arg, dict):
-            return f"wants a mapping with {', '.join(allowed)}, got {arg!r}"
+            return f"wants a mapping with {', '.join(allowed)}, got {_got(arg)}"
         unknown = sorted(set(arg) - set(allowed))
         if unknown:
             return f"unknown argument {', '.join(unknown)}; allowed: {', '.join(allowed)}"
@@ -112,18 +141,19 @@ def _keys_from(allowed: tuple, *, at_least_one: bool = True):
 
 
 def _mapping(arg, documents) -> str | None:
-    return None if isinstance(arg, dict) else f"wants a mapping of member -> value, got {arg!r}"
+    return None if isinstance(arg, dict) else \
+        f"wants a mapping of member -> value, got {_got(arg)}"
 
 
 def _choice(*options):
     def check(arg, documents) -> str | None:
-        return None if arg in options else f"wants one of {', '.join(options)}, got {arg!r}"
+        return None if arg in options else f"wants one of {', '.join(options)}, got {_got(arg)}"
     return check
 
 
 def _document_names(arg, documents) -> str | None:
     if not isinstance(arg, list) or not arg:
-        return f"wants a list of document names, got {arg!r}"
+        return f"wants a list of document names, got {_got(arg)}"
     unknown = [name for name in arg if name not in documents]
     return f"unknown documents {', '.join(map(str, unknown))}" if unknown else None
 
@@ -174,49 +204,83 @@ def _same_json(left: Any, right: Any) -> bool:
     """Fast type-strict equality of large values: JSON text keeps 1, 1.0 and true apart."""
     try:
         return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
+    except RecursionError:  # nested deeper than json.dumps goes: compare without recursion
+        return strict_equal(left, right)
     except (TypeError, ValueError):
         return False
 
 
+# Every walk over a value below uses an explicit stack, never recursion: values come from
+# untrusted documents and may nest thousands deep (Python's recursion limit is 1000).
+
 def strict_equal(left: Any, right: Any) -> bool:
     """Type-strict deep equality: True != 1, 1 != 1.0, key order irrelevant."""
-    if isinstance(left, dict):
-        if not isinstance(right, dict):
+    if not isinstance(left, (dict, list)):  # the common case: two scalars, no stack
+        return type(left) is type(right) and left == right
+    pending = [(left, right)]
+    while pending:
+        left, right = pending.pop()
+        if isinstance(left, dict):
+            if not isinstance(right, dict) or left.keys() != right.keys():
+                return False
+            pending.extend((left[key], right[key]) for key in left)
+        elif isinstance(left, list):
+            if not isinstance(right, list) or len(left) != len(right):
+                return False
+            pending.extend(zip(left, right))
+        elif type(left) is not type(right) or left != right:
             return False
-        return left.keys() == right.keys() and all(strict_equal(left[k], right[k]) for k in left)
-    if isinstance(left, list):
-        return isinstance(right, list) and len(left) == len(right) and \
-            all(map(strict_equal, left, right))
-    return type(left) is type(right) and left == right
+    return True
 
 
 def differences(left: Any, right: Any, location: str = "$") -> Iterator[tuple[str, str, Any, Any]]:
-    """Every place where ``left`` and ``right`` differ: (kind, location, left, right).
+    """Every place where ``left`` and ``right`` differ: (kind, location, left, right), in
+    document order.
 
     kind is "extra" (only in left), "missing" (only in right) or "value".
     """
+    stack: list[Iterator] = [iter(((left, right, location),))]
+    while stack:
+        step = next(stack[-1], None)
+        if step is None:
+            stack.pop()
+        elif len(step) == 4:  # a difference found by _member_steps
+            yield step
+        else:
+            mine, theirs, where = step
+            if isinstance(mine, dict) and isinstance(theirs, dict):
+                stack.append(_member_steps(mine, theirs, where))
+            elif isinstance(mine, list) and isinstance(theirs, list) and len(mine) == len(theirs):
+                stack.append(_item_steps(mine, theirs, where))
+            elif not strict_equal(mine, theirs):
+                yield "value", where, mine, theirs
+
+
+def _item_steps(mine: list, theirs: list, where: str) -> Iterator[tuple]:
+    for index, pair in enumerate(zip(mine, theirs)):
+        yield (*pair, f"{where}[{index}]")
+
+
+def _member_steps(mine: dict, theirs: dict, where: str) -> Iterator[tuple]:
+    """The members of two objects as (mine, theirs, location) steps to compare, and the
+    members only one of them has as finished differences."""
     from flarespec.engine.paths import child_location
 
-    if isinstance(left, dict) and isinstance(right, dict):
-        for key in left:
-            where = child_location(location, key)
-            if key not in right:
-                yield "extra", where, left[key], None
-            else:
-                yield from differences(left[key], right[key], where)
-        for key in right:
-            if key not in left:
-                yield "missing", child_location(location, key), None, right[key]
-    elif isinstance(left, list) and isinstance(right, list) and len(left) == len(right):
-        for index, (a, b) in enumerate(zip(left, right)):
-            yield from differences(a, b, f"{location}[{index}]")
-    elif not strict_equal(left, right):
-        yield "value", location, left, right
+    for key in mine:
+        at = child_location(where, key)
+        yield ("extra", at, mine[key], None) if key not in theirs else (mine[key], theirs[key], at)
+    for key in theirs:
+        if key not in mine:
+            yield "missing", child_location(where, key), None, theirs[key]
 
 
 def _canonical(value: Any) -> str:
     # type-strict identity for hashing: 1 and 1.0 and True must stay distinct
-    return json.dumps(value, sort_keys=True, allow_nan=True, default=repr) + json_type(value)
+    try:
+        text = json.dumps(value, sort_keys=True, allow_nan=True, default=repr)
+    except (RecursionError, ValueError):  # too deep for json.dumps, or an int too long for str
+        text = json_text(value, sort_keys=True)
+    return text + json_type(value)
 
 
 def _bounds(arg: dict, measured: float, what: str) -> Iterator[Failure]:
@@ -271,17 +335,28 @@ def one_of(ctx, match: Match, arg) -> Iterator[Failure]:
 
 @assertion("regex", check=_pattern)
 def regex(ctx, match: Match, arg) -> Iterator[Failure]:
-    """A string matching the pattern (Python `re.search`; anchor with ^ and $)."""
+    """A string the pattern matches WHOLE (RE2 syntax, full-match semantics).
+
+    ``^`` and ``$`` are implied: ``abc`` does not match "xabcx", and ``[0-9a-f]{64}`` does
+    not match 64 hex digits followed by a newline. RE2 runs in linear time; it has no
+    backreferences or lookaround (rejected at spec load), and ``\\d``/``\\w`` are ASCII."""
     value = match.value
-    if not isinstance(value, str) or not re.search(arg, value):
-        yield Failure(f"does not match /{arg}/", arg, value)
+    if isinstance(value, str):
+        try:
+            if compiled_pattern(arg).fullmatch(value):
+                return
+        except UnicodeEncodeError:  # a lone surrogate (JSON "\ud800") is no Unicode text
+            yield Failure(f"is not valid Unicode text (a lone surrogate), so it cannot match "
+                          f"/{arg}/", arg, value)
+            return
+    yield Failure(f"does not match /{arg}/", arg, value)
 
 
 @assertion("starts_with", check=_text)
 def starts_with(ctx, match: Match, arg) -> Iterator[Failure]:
     """A string that begins with the given text."""
     if not isinstance(match.value, str) or not match.value.startswith(arg):
-        yield Failure(f"does not begin with {arg!r}", arg, match.value)
+        yield Failure(f"does not begin with {shown(arg)}", arg, match.value)
 
 
 @assertion("range", check=_keys_from(("min", "max", "exclusive_min", "exclusive_max")))
@@ -339,7 +414,7 @@ def count(ctx, matches: list[Match], arg) -> Iterator[Failure]:
         matches = [m for m in matches
                    if not any(True for _ in kind.function(ctx, [m] if kind.collective else m,
                                                           inner))]
-        what = f"count of matches with {name} {inner!r}"
+        what = f"count of matches with {name} {_got(inner)}"
     yield from _bounds(arg, len(matches), what)
 
 
@@ -358,20 +433,50 @@ def unique(ctx, matches: list[Match], arg) -> Iterator[Failure]:
             seen[key] = match.location
 
 
+# A generated order_equals list is built only when its size, computed arithmetically first,
+# exceeds the number of matched values by at most this much. A count read from the evidence
+# ({range: {ref}}) thus never makes the engine build more than the packet itself holds;
+# the slack keeps the "missing <value>" detail for a few absent values.
+GENERATED_SLACK = 1000
+
+
 @assertion("order_equals", collective=True, accepts_empty=True, check=_generated_list)
 def order_equals(ctx, matches: list[Match], arg) -> Iterator[Failure]:
     """The matched values, in order, equal a reference list (type-strict).
 
     The list is literal, a {ref}, or generated: {format: "r{r}.{kind}", product: {r: {range: 2},
     kind: [a, b]}} expands the template over the cartesian product, leftmost key outermost.
+    A generated list more than GENERATED_SLACK values longer than the selection is not
+    built: the rule fails on the counts alone.
     """
-    expected = expand_list(arg)
     actual = [m.value for m in matches]
+    if isinstance(arg, list):
+        expected = arg
+    else:
+        template, axes = _generated(arg)
+        size = math.prod(_axis_size(values) for _, values in axes)
+        if size > len(actual) + GENERATED_SLACK:
+            yield Failure(f"{len(actual)} values where {size} belong (too many to list)",
+                          size, len(actual))
+            return
+        expected = _expand(template, axes)
     if len(actual) == len(expected) and all(map(strict_equal, actual, expected)):
         return
-    missing = [v for v in expected if not any(strict_equal(v, a) for a in actual)]
-    extra = [v for v in actual if not any(strict_equal(v, e) for e in expected)]
-    duplicated = [v for i, v in enumerate(actual) if any(strict_equal(v, a) for a in actual[:i])]
+    yield Failure(_order_problems(actual, expected), expected, actual)
+
+
+def _order_problems(actual: list, expected: list) -> str:
+    """What differs between two lists, found with hashed canonical keys (linear time)."""
+    actual_keys = [_canonical(v) for v in actual]
+    expected_keys = [_canonical(v) for v in expected]
+    present, wanted, seen = set(actual_keys), set(expected_keys), set()
+    missing = [v for v, key in zip(expected, expected_keys) if key not in present]
+    extra = [v for v, key in zip(actual, actual_keys) if key not in wanted]
+    duplicated = []
+    for value, key in zip(actual, actual_keys):
+        if key in seen:
+            duplicated.append(value)
+        seen.add(key)
     parts = []
     if missing:
         parts.append(f"missing {_short_list(missing)}")
@@ -383,35 +488,42 @@ def order_equals(ctx, matches: list[Match], arg) -> Iterator[Failure]:
         parts.append(f"{len(actual)} values where {len(expected)} belong")
     if not parts:
         first = next(i for i, (a, e) in enumerate(zip(actual, expected)) if not strict_equal(a, e))
-        parts.append(f"out of order from position {first}: {actual[first]!r} where "
-                     f"{expected[first]!r} belongs")
-    yield Failure("; ".join(parts), expected, actual)
+        parts.append(f"out of order from position {first}: {shown(actual[first])} where "
+                     f"{shown(expected[first])} belongs")
+    return "; ".join(parts)
 
 
 def _short_list(values: list, limit: int = 5) -> str:
-    shown = ", ".join(json.dumps(v) for v in values[:limit])
-    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+    text = ", ".join(shown(v) for v in values[:limit])
+    return text + (f" and {len(values) - limit} more" if len(values) > limit else "")
 
 
-def expand_list(arg) -> list:
-    if isinstance(arg, list):
-        return arg
+def _generated(arg) -> tuple[str, list[tuple[str, list | range]]]:
+    """The template and checked axes of a generated list; a range stays a lazy ``range``."""
     if not isinstance(arg, dict) or "format" not in arg:
         raise ValueError("order_equals wants a list or {format, product}")
-    axes: list[tuple[str, list]] = []
+    axes: list[tuple[str, list | range]] = []
     for name, values in (arg.get("product") or {}).items():
         if isinstance(values, dict) and "range" in values:
             stop = values["range"]
             if not isinstance(stop, int) or isinstance(stop, bool) or stop < 0:
-                raise ValueError(f"range for {name!r} needs a non-negative integer, got {stop!r}")
-            values = list(range(stop))
-        if not isinstance(values, list):
-            raise ValueError(f"product axis {name!r} must be a list or {{range: n}}")
+                raise ValueError(f"range for {shown(name)} needs a non-negative integer, "
+                                 f"got {shown(stop)}")
+            values = range(stop)
+        if not isinstance(values, (list, range)):
+            raise ValueError(f"product axis {shown(name)} must be a list or {{range: n}}")
         axes.append((name, values))
-    combinations: list[dict] = [{}]
-    for name, values in axes:
-        combinations = [{**combo, name: value} for combo in combinations for value in values]
-    return [arg["format"].format(**combo) for combo in combinations]
+    return arg["format"], axes
+
+
+def _axis_size(values: list | range) -> int:
+    return values.stop if isinstance(values, range) else len(values)  # len() overflows past 2**63
+
+
+def _expand(template: str, axes: list[tuple[str, list | range]]) -> list:
+    names = [name for name, _ in axes]
+    return [template.format(**dict(zip(names, combination)))
+            for combination in itertools.product(*(values for _, values in axes))]
 
 
 @assertion("monotonic", collective=True, check=_choice("non_decreasing", "increasing"))
@@ -440,12 +552,13 @@ def keys(ctx, match: Match, arg) -> Iterator[Failure]:
         yield Failure(f"is {json_type(value)}, expected an object", "object", value)
         return
     expected = list(arg)
-    missing = [k for k in expected if k not in value]
-    extra = [k for k in value if k not in expected]
+    wanted = {k for k in expected if isinstance(k, str)}  # a set: linear, not len² lookups
+    missing = [k for k in expected if not isinstance(k, str) or k not in value]
+    extra = [k for k in value if k not in wanted]
     if missing or extra:
         detail = "; ".join(p for p in (missing and f"missing keys {_short_list(missing)}",
                                        extra and f"unexpected keys {_short_list(extra)}") if p)
-        yield Failure(detail, sorted(expected), sorted(value))
+        yield Failure(detail, sorted(expected, key=str), sorted(value))
 
 
 @assertion("includes", check=_mapping)
@@ -515,8 +628,9 @@ def not_(ctx, match: Match, arg) -> Iterator[Failure]:
     kind = KINDS[name]
     failures = list(kind.function(ctx, [match] if kind.collective else match, inner))
     if not failures:
-        shown = inner["compiled"].source if name == "formula" else inner
-        yield Failure(f"must not satisfy {name} {shown!r}", {"not": {name: shown}}, match.value)
+        written = inner["compiled"].source if name == "formula" else inner
+        yield Failure(f"must not satisfy {name} {_got(written)}", {"not": {name: written}},
+                      match.value)
 
 
 @assertion("manifest_lists_all", collective=True, accepts_empty=True, check=_document_names)
@@ -549,9 +663,12 @@ def manifest_digests(ctx, matches: list[Match], arg) -> Iterator[Failure]:
 
     for match in matches:
         paths = ctx.document_paths(arg)
-        for key, recorded in (match.value or {}).items():
+        for key, declared in (match.value or {}).items():
             if key in paths:
-                actual = ctx.digest(key)
-                if actual is not None and recorded != actual:
-                    yield Failure(f"digest of {key} differs from the file's bytes", actual,
-                                  recorded, child_location(match.location, key))
+                hashed = ctx.digest(key)
+                if hashed is not None and declared != hashed:
+                    # actual = what the packet declares (the value at the location);
+                    # expected = what the file's bytes hash to. The message says both.
+                    yield Failure(f"digest of {key} differs from the file's bytes: declared "
+                                  f"{shown(declared)}, the bytes hash to {shown(hashed)}",
+                                  hashed, declared, child_location(match.location, key))

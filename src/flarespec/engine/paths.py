@@ -4,8 +4,9 @@ A spec names places in documents in two ways:
 
 * a JSONPath (``$.groups[*].id``) selects zero or more places; it is parsed by jsonpath-ng once,
   at spec load. Plain paths (names, indices, ``[*]``) are then walked by a small Python loop,
-  which is several times faster than jsonpath-ng's ``find`` on large arrays; filters, slices
-  and recursive descent fall back to jsonpath-ng itself.
+  which is several times faster than jsonpath-ng's ``find`` on large arrays (slices of lists
+  included, with jsonpath-ng's semantics); filters and recursive descent fall back to
+  jsonpath-ng itself.
 * a pointer template (``/shelves/{shelf@index}/items/{item@index}``) addresses one
   place whose keys depend on the current iteration. Segments are split once; only the
   ``{...}`` placeholders are filled per binding, so nothing is re-parsed per element. A
@@ -21,7 +22,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+from flarespec.engine.report import shown
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # fullmatch: "a\n" is no identifier
+_INDEX = re.compile(r"-?[0-9]+")  # ASCII digits only: int() would also read "١" or "０"
 
 
 class PathSyntaxError(ValueError):
@@ -57,7 +61,7 @@ class Match:
 def child_location(base: str, key: Any) -> str:
     if isinstance(key, int):
         return f"{base}[{key}]"
-    if _IDENTIFIER.match(key):
+    if _IDENTIFIER.fullmatch(key):
         return f"{base}.{key}"
     escaped = key.replace("\\", "\\\\").replace("'", "\\'")
     return f"{base}['{escaped}']"
@@ -86,8 +90,13 @@ class CompiledJsonPath:
     def find(self, value: Any, base: "str | Match" = "$") -> list[Match]:
         start = base if isinstance(base, Match) else Match(value, base)
         if self._steps is None:
+            try:
+                found = self._library_path.find(value)
+            except RecursionError:  # jsonpath-ng recurses over a long path's parts
+                raise ValueError(f"JSONPath {shown(self.source)} is nested too deeply to "
+                                 f"apply") from None
             return [Match(datum.value, start.location, tuple(_datum_keys(datum)))
-                    for datum in self._library_path.find(value)]
+                    for datum in found]
         current = [start]
         for step in self._steps:
             following: list[Match] = []
@@ -100,6 +109,10 @@ class CompiledJsonPath:
                     elif isinstance(container, dict):
                         following.extend(match.child(item, key)
                                          for key, item in container.items())
+                elif isinstance(step, slice):
+                    if isinstance(container, list):
+                        following.extend(match.child(container[index], index)
+                                         for index in range(len(container))[step])
                 elif isinstance(step, int):
                     if isinstance(container, list) and -len(container) <= step < len(container):
                         index = step % len(container)
@@ -113,16 +126,33 @@ class CompiledJsonPath:
 
 
 def _plain_steps(node) -> list | None:
-    """The path as a list of keys / indices / _ALL, or None when it needs jsonpath-ng."""
+    """The path as a list of keys / indices / _ALL, or None when it needs jsonpath-ng.
+
+    jsonpath-ng nests ``Child(left, right)`` once per segment, so the tree is walked with an
+    explicit stack: a path of thousands of segments must not exhaust the recursion limit."""
+    from jsonpath_ng import jsonpath as jp
+
+    steps: list = []
+    pending = [node]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, jp.Child):
+            pending += [node.right, node.left]  # the left part comes first
+            continue
+        step = _plain_step(node)
+        if step is None:
+            return None
+        steps += step
+    return steps
+
+
+def _plain_step(node) -> list | None:
+    """One non-Child node as its steps ([] for the root), or None when it is not plain."""
     from jsonpath_ng import jsonpath as jp
 
     kind = type(node).__name__
     if isinstance(node, jp.Root) or kind == "This":
         return []
-    if isinstance(node, jp.Child):
-        left = _plain_steps(node.left)
-        right = _plain_steps(node.right)
-        return None if left is None or right is None else left + right
     if isinstance(node, jp.Fields):
         if len(node.fields) != 1:
             return None
@@ -131,8 +161,11 @@ def _plain_steps(node) -> list | None:
         return list(node.indices) if len(node.indices) == 1 else None
     if kind == "Wildcard":
         return [_ALL]
-    if isinstance(node, jp.Slice) and node.start is None and node.end is None and node.step is None:
-        return [_ALL]
+    if isinstance(node, jp.Slice):
+        if node.start is None and node.end is None and node.step is None:
+            return [_ALL]
+        # jsonpath-ng: a slice of a list is range(len)[start:end:step]; of anything else, nothing
+        return [slice(node.start, node.end, node.step)] if node.step != 0 else None
     return None
 
 
@@ -254,7 +287,7 @@ class PointerTemplate:
                 value = value[key]
                 keys.append(key)
             elif isinstance(value, list):
-                if not re.fullmatch(r"-?\d+", key):
+                if not _INDEX.fullmatch(key):
                     return []
                 index = int(key)
                 if not -len(value) <= index < len(value):
