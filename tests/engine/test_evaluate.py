@@ -131,7 +131,7 @@ def test_custom_message_template(tmp_path):
         docs["shelves/s1.json"]["items"][0]["colour"] = "purple"
     report = run(tmp_path, change=paint)
     assert summary(report.violations) == [
-        ("toy.item.colour", "shelves/s1.json", "$.items[0].colour", "c has colour purple")]
+        ("toy.item.colour", "shelves/s1.json", "$.items[0].colour", 'c has colour "purple"')]
     assert report.violations[0].expected == ["red", "green", "blue"]
 
 
@@ -160,8 +160,8 @@ def test_missing_document_is_one_violation_and_its_rules_are_skipped(tmp_path):
     report = run(tmp_path, change=lose_stock)
     # reported when first needed (by toy.item.count, after toy.item.colour), and only once
     assert summary(report.violations) == [
-        ("toy.item.colour", "shelves/s1.json", "$.items[0].colour", "c has colour purple"),
-        ("toy.stock.missing", "stock.json", None, "'stock.json' does not exist")]
+        ("toy.item.colour", "shelves/s1.json", "$.items[0].colour", 'c has colour "purple"'),
+        ("toy.stock.missing", "stock.json", None, "does not exist")]
     assert "stock.json" not in report.files
 
 
@@ -172,8 +172,7 @@ def test_missing_per_binding_document_is_one_violation_for_that_binding(tmp_path
     report = run(tmp_path, change=lose_shelf)
     # the item iteration needs the shelf file first; no item or shelf rule reports s1 again
     assert summary(report.violations) == [
-        ("toy.shelf.missing", "shelves/s1.json", None,
-         "'shelves/s1.json' does not exist"),
+        ("toy.shelf.missing", "shelves/s1.json", None, "does not exist"),
         ("toy.shelf.total", "shelves/s0.json", "$",
          "'sum(items.*.count) == total' does not hold: 3 == 5")]
     assert [v.binding for v in report.violations] == ["s1", "s0"]
@@ -304,8 +303,8 @@ def test_pointer_filter_segment(tmp_path):
         with_codes(docs)
         docs["shelves/s1.json"]["items"][0]["colour"] = "purple"
     assert summary(run(tmp_path / "c", spec, unknown_colour).violations) == [
-        ("toy.item.code", None, "constants:/colour_codes/[name={item.colour}]/code",
-         "cannot evaluate: constants:/colour_codes/[name={item.colour}]/code matched 0 places, "
+        ("toy.item.code", None, "constants:/colour_codes/[name=purple]/code",
+         "cannot evaluate: constants:/colour_codes/[name=purple]/code matched 0 places, "
          "expected exactly one")]
 
 
@@ -553,7 +552,7 @@ def test_message_placeholders(tmp_path):
             message: "{file} {location} {shelf.name}#{item@index} {item.sku}: {detail} ({expected} / {actual})"
     """)
     assert [v.message for v in run(tmp_path, spec).violations] == [
-        "shelves/s1.json $.items[0].count s1#0 c: is 3, expected at most 2 ({'max': 2} / 3)"]
+        'shelves/s1.json $.items[0].count s1#0 c: is 3, expected at most 2 ({"max": 2} / 3)']
 
 
 def test_message_reference_placeholder_is_rendered(tmp_path):
@@ -777,3 +776,304 @@ rules:
         ("toy.shelf.same-total-as-previous", "shelves/s2.json", "s2",
          "differs from the expected value"),
     ]
+
+
+# --------------------------------------------------------------------------- requires
+
+REQUIRES_RULES = """
+    rules:
+      - id: toy.shelf.has-items
+        description: A shelf lists at least two items.
+        for_each: shelf
+        given: "shelf_file:$.items"
+        assert: {length: {min: 2}}
+      - id: toy.shelf.total
+        description: The shelf total adds up (meaningless on a short shelf).
+        for_each: shelf
+        requires: [toy.shelf.has-items]
+        given: "shelf_file:$"
+        assert: {formula: "sum(items.*.count) == total + 1"}
+      - id: toy.item.red
+        description: Items are red (checked only on shelves with items).
+        for_each: item
+        requires: [toy.shelf.total]
+        given: "item:$.colour"
+        assert: {equals: red}
+"""
+
+
+def test_requires_skips_a_rule_where_a_required_rule_failed(tmp_path):
+    """One cause, one violation: s1 is short, so its total and (transitively) its items are
+    not checked; s0 is checked by all three rules (an enclosing binding's failure skips a
+    rule over an inner iteration, a failure elsewhere does not)."""
+    spec = case_spec(tmp_path, REQUIRES_RULES)
+    report = run(tmp_path, spec)
+    assert [(v.rule, v.binding) for v in report.violations] == [
+        ("toy.shelf.has-items", "s1"),
+        ("toy.shelf.total", "s0"),
+    ]
+
+    def pad(docs):  # s0's total is right now: its items are checked (a-b: green fails)
+        docs["shelves/s0.json"]["total"] = 2
+    report = run(tmp_path / "b", spec, pad)
+    assert [(v.rule, v.binding) for v in report.violations] == [
+        ("toy.shelf.has-items", "s1"), ("toy.item.red", "s0 / $.items[1]")]
+
+
+def test_a_rule_runs_after_the_rules_it_requires(tmp_path):
+    spec = case_spec(tmp_path, """
+        rules:
+          - id: toy.shelf.total
+            description: The shelf total adds up.
+            for_each: shelf
+            requires: [toy.shelf.has-items]
+            given: "shelf_file:$"
+            assert: {formula: "sum(items.*.count) == total + 1"}
+          - id: toy.shelf.has-items
+            description: A shelf lists at least two items.
+            for_each: shelf
+            given: "shelf_file:$.items"
+            assert: {length: {min: 2}}
+    """)
+    assert [rule.id for rule in spec.rules] == ["toy.shelf.has-items", "toy.shelf.total"]
+    assert [(v.rule, v.binding) for v in run(tmp_path, spec).violations] == [
+        ("toy.shelf.has-items", "s1"), ("toy.shelf.total", "s0")]
+
+
+@pytest.mark.parametrize("requires, code, message", [
+    ("[toy.shelf.nope]", "spec.requires-unknown",
+     "requires names 'toy.shelf.nope', which is no rule of this spec"),
+    ("[toy.item.red]", "spec.requires-scope",
+     "requires names 'toy.item.red', which runs for each item; a required rule must run once "
+     "or over an iteration that encloses this rule's (shelf)"),
+    ("[toy.shelf.total]", "spec.requires-unknown",
+     "requires names 'toy.shelf.total', which is itself"),
+    ("[toy.shelf.other]", "spec.requires-cycle",
+     "rule 'toy.shelf.other' requires 'toy.shelf.total', which requires it in turn (a cycle)"),
+    ("[toy.shelf.hint]", "spec.requires-severity",
+     "requires names 'toy.shelf.hint', a warning; an error rule may only require error rules"),
+])
+def test_requires_is_checked_at_load_with_file_line_and_column(tmp_path, requires, code,
+                                                                message):
+    from flarespec.spec.errors import SpecInvalid
+
+    with pytest.raises(SpecInvalid) as caught:
+        case_spec(tmp_path, f"""
+            rules:
+              - id: toy.shelf.total
+                description: The shelf total adds up.
+                for_each: shelf
+                requires: {requires}
+                given: "shelf_file:$"
+                assert: {{formula: "sum(items.*.count) == total"}}
+              - id: toy.shelf.other
+                description: Another shelf rule.
+                for_each: shelf
+                requires: [toy.shelf.total]
+                given: "shelf_file:$.total"
+                assert: {{type: integer}}
+              - id: toy.item.red
+                description: Items are red.
+                for_each: item
+                given: "item:$.colour"
+                assert: {{equals: red}}
+              - id: toy.shelf.hint
+                description: Shelves are short (only a hint).
+                severity: warning
+                for_each: shelf
+                given: "shelf_file:$.items"
+                assert: {{length: {{max: 1}}}}
+        """)
+    found = [(issue.code, issue.message) for issue in caught.value.issues]
+    assert found == [(code, message)]
+    mark = caught.value.issues[0].mark
+    expected_line = 22 if code == "spec.requires-cycle" else 16  # the requires line
+    assert (mark.file.endswith("case.yaml"), mark.line) == (True, expected_line)
+
+
+# --------------------------------------------------------------------------- what a person reads
+
+ORIGIN_RULES = """
+    rules:
+      - id: toy.item.count
+        description: Stock counts agree with the shelf.
+        for_each: item
+        given: "stock:/counts/{item.sku}"
+        assert: {equals: {ref: "shelf_file:/items/{item@index}/count"}}
+      - id: toy.item.mirror
+        description: The index mirrors each item's sku and colour; its count is 1.
+        for_each: item
+        given: "index:/mirror/{item.sku}"
+        assert:
+          includes:
+            sku: {ref: "item:$.sku"}
+            colour: {ref: "item:$.colour"}
+            count: 1
+      - id: toy.shelf.copy
+        description: The index holds a copy of each shelf.
+        for_each: shelf
+        given: "index:/copies/{shelf.name}"
+        assert: {same_as: {other: {ref: "shelf_file:$"}}}
+      - id: toy.item.max
+        description: No count exceeds the index's maximum.
+        for_each: item
+        given: "item:$.count"
+        assert: {range: {max: {ref: "index:$.max"}}}
+"""
+
+
+def mirrored(docs):
+    docs["index.json"]["max"] = 5
+    docs["index.json"]["mirror"] = {item["sku"]: {"sku": item["sku"], "colour": item["colour"],
+                                                  "count": 1}
+                                    for rel in ("shelves/s0.json", "shelves/s1.json")
+                                    for item in docs[rel]["items"]}
+    docs["index.json"]["copies"] = {"s0": copy.deepcopy(docs["shelves/s0.json"]),
+                                    "s1": copy.deepcopy(docs["shelves/s1.json"])}
+
+
+def test_expected_from_names_the_file_and_place_an_expected_value_was_read(tmp_path):
+    spec = case_spec(tmp_path, ORIGIN_RULES)
+    assert run(tmp_path / "a", spec, mirrored).violations == []
+
+    def break_all(docs):
+        mirrored(docs)
+        docs["stock.json"]["counts"]["c"] = 4
+        docs["index.json"]["mirror"]["b"].update(colour="grey", count=2)
+        docs["index.json"]["copies"]["s1"]["items"][0]["count"] = 9
+        docs["index.json"]["max"] = 2
+    report = run(tmp_path / "b", spec, break_all)
+    found = [(v.rule, v.file, v.location, v.expected, v.actual, v.expected_from)
+             for v in report.violations]
+    assert found == [
+        ("toy.item.count", "stock.json", "$.counts.c", 3, 4,
+         {"file": "shelves/s1.json", "location": "$.items[0].count"}),
+        ("toy.item.mirror", "index.json", "$.mirror.b.colour", "green", "grey",
+         {"file": "shelves/s0.json", "location": "$.items[1].colour"}),
+        ("toy.item.mirror", "index.json", "$.mirror.b.count", 1, 2, None),  # a literal
+        ("toy.shelf.copy", "index.json", "$.copies.s1.items[0].count", 3, 9,
+         {"file": "shelves/s1.json", "location": "$.items[0].count"}),
+        ("toy.item.max", "shelves/s1.json", "$.items[0].count", {"max": 2}, 3,
+         {"file": "index.json", "location": "$.max"}),
+    ]
+    assert report.violations[0].as_dict()["expected_from"] == {
+        "file": "shelves/s1.json", "location": "$.items[0].count"}
+    assert "expected_from" not in report.violations[2].as_dict()
+
+
+def test_expected_from_of_a_pointer_default_names_where_it_looked(tmp_path):
+    spec = case_spec(tmp_path, """
+        rules:
+          - id: toy.item.weight
+            description: The stock lists the item's weight, 0 when the item has none.
+            for_each: item
+            given: "stock:/weights/{item.sku}"
+            assert: {equals: {ref: "item:/weight", default: 0}}
+    """)
+    report = run(tmp_path, spec, lambda d: d["stock.json"].update(
+        weights={"a": 0, "b": 0, "c": 7}))
+    [violation] = report.violations
+    assert (violation.location, violation.expected, violation.actual, violation.expected_from) \
+        == ("$.weights.c", 0, 7, {"file": "shelves/s1.json", "location": "$.items[0].weight"})
+
+
+def test_message_fields_name_both_files(tmp_path):
+    spec = case_spec(tmp_path, """
+        rules:
+          - id: toy.item.count
+            description: Stock counts agree with the shelf.
+            for_each: item
+            given: "stock:/counts/{item.sku}"
+            assert: {equals: {ref: "shelf_file:/items/{item@index}/count"}}
+            message: "{file} {location} is {actual}; the shelf {expected_file} ({expected_location}, line {expected_line}) says {expected}"
+    """)
+    report = run(tmp_path, spec, lambda d: d["stock.json"]["counts"].update(c="4"))
+    assert [v.message for v in report.violations] == [
+        'stock.json $.counts.c is "4"; the shelf shelves/s1.json ($.items[0].count, line ?) '
+        'says 3']
+
+
+def test_message_members_of_values_and_unfillable_placeholders(tmp_path):
+    spec = case_spec(tmp_path, """
+        rules:
+          - id: toy.shelf.first
+            description: The first item is a red a.
+            for_each: shelf
+            given: "shelf_file:$.items[0]"
+            assert: {equals: {sku: a, colour: red, count: 1}}
+            message: "{shelf.name}: {actual.sku} ({actual.nope}) at {location}, expected {expected}"
+    """)
+    [violation] = run(tmp_path, spec).violations
+    assert violation.message == ('s1: "c" ({actual.nope}) at $.items[0], expected '
+                                 '{"sku": "a", "colour": "red", "count": 1}')
+
+
+def test_nothing_found_names_the_filled_reference(tmp_path):
+    spec = case_spec(tmp_path, """
+        rules:
+          - id: toy.item.stocked
+            description: Every item has a stock count.
+            for_each: item
+            given: "stock:/counts/{item.sku}"
+            assert: {type: integer}
+    """)
+    report = run(tmp_path, spec, lambda d: d["stock.json"]["counts"].pop("b"))
+    assert summary(report.violations) == [
+        ("toy.item.stocked", "stock.json", "stock:/counts/b", "nothing found at stock:/counts/b")]
+
+
+def test_lines_are_looked_up_only_for_reported_failures(tmp_path, monkeypatch):
+    """The loader's line lookup runs on the failure path only, its answer lands in the
+    violation, and a lookup that breaks costs the line, never the verdict."""
+    from flarespec.engine import evaluate as module
+
+    asked = []
+
+    def locate(loader, value, location):
+        asked.append((loader, location))
+        return 42
+    monkeypatch.setattr(module, "locate_line", locate)
+    report = run(tmp_path, change=lambda d: d["stock.json"]["counts"].update(c=4))
+    assert sorted(asked) == [("json", "$.counts.c"), ("json", "$.items[0].count")]  # + origin
+    assert [(v.rule, v.line) for v in report.violations] == [("toy.item.count", 42)]
+    assert report.violations[0].as_dict()["line"] == 42
+
+    def broken(loader, value, location):
+        raise RuntimeError("bug in a line lookup")
+    monkeypatch.setattr(module, "locate_line", broken)
+    report = run(tmp_path / "b", change=lambda d: d["stock.json"]["counts"].update(c=4))
+    assert [(v.rule, v.line) for v in report.violations] == [("toy.item.count", None)]
+    assert "line" not in report.violations[0].as_dict()
+
+
+def test_violations_past_the_cap_are_counted_not_described(tmp_path, monkeypatch):
+    """Beyond the report's cap a violation is only counted: no message, label, line or
+    expected_from is worked out for it (a million failing elements stay cheap)."""
+    from flarespec.engine import evaluate as module
+    from flarespec.engine.report import MAX_KEPT_PER_RULE
+
+    described = []
+    real = module.Evaluation._described
+    monkeypatch.setattr(module.Evaluation, "_described",
+                        lambda self, rule, *rest: described.append(rule.id) or real(self, rule, *rest))
+    labels = []
+    real_label = module.Evaluation._render_label
+    monkeypatch.setattr(module.Evaluation, "_render_label",
+                        lambda self, binding: labels.append(1) or real_label(self, binding))
+    spec = case_spec(tmp_path, """
+        rules:
+          - id: toy.item.small
+            description: Counts are at most 2.
+            for_each: item
+            given: "item:$.count"
+            assert: {range: {max: 2}}
+    """)
+    many = MAX_KEPT_PER_RULE * 3
+
+    def crowd(docs):
+        docs["shelves/s1.json"]["items"] = [{"sku": "c", "colour": "blue", "count": 3}] * many
+    report = run(tmp_path, spec, crowd)
+    assert len(report.violations) == MAX_KEPT_PER_RULE
+    assert report.suppressed == {"toy.item.small": many - MAX_KEPT_PER_RULE}
+    assert len(described) == MAX_KEPT_PER_RULE
+    assert len(labels) == MAX_KEPT_PER_RULE + 1  # each kept violation's item, shelf s1 once

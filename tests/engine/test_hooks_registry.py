@@ -35,6 +35,15 @@ def even(ctx, args):
                           location=f"$.numbers[{index}]", file=args.get("file"))
 
 
+@check_hook("toy.even_in")
+def even_in(ctx, args):
+    """Every listed number is even; a failure says which argument the number came from."""
+    for index, number in enumerate(args["numbers"]):
+        if number % 2:
+            yield Failure(f"{number} is odd", "even", number, location=f"$[{index}]",
+                          source="numbers")
+
+
 @check_hook("toy.broken")
 def broken(ctx, args):
     """A hook with a bug."""
@@ -122,6 +131,8 @@ def test_a_hook_module_is_found_through_its_entry_point(toy_hooks):
     assert {name: (hook.role, hook.module, hook.doc) for name, hook in registry.items()
             if name.startswith("toy.")} == {
         "toy.even": ("check", toy_hooks, "Every listed number is even."),
+        "toy.even_in": ("check", toy_hooks, "Every listed number is even; a failure says "
+                                            "which argument the number came from."),
         "toy.broken": ("check", toy_hooks, "A hook with a bug."),
         "toy.total": ("metric", toy_hooks, "The sum of every sample, times a factor."),
         "toy.nan": ("metric", toy_hooks, "Not a number."),
@@ -227,6 +238,29 @@ def test_check_hook_per_binding_with_a_custom_message(toy_hooks, tmp_path):
     assert [(v.rule, v.severity, v.file, v.location, v.message, v.binding)
             for v in report.warnings] == [
         ("toy.shelf.even", "warning", None, "$.numbers[0]", "shelf s0: 1 is odd", "s0")]
+
+
+def test_a_hook_failure_names_the_file_its_source_argument_was_read_from(toy_hooks, tmp_path):
+    """`Failure(source=...)`: the failing value lies inside that argument, so the violation
+    names the file the argument was read from and the place inside it (issue 6: a wrong
+    counter named no snapshot file). Without a source, file and location stay the hook's."""
+    spec = compile_case(tmp_path, """\
+        rules:
+          - id: toy.shelf.even
+            description: A shelf's numbers are even.
+            for_each: shelf
+            hook: toy.even_in
+            args: {numbers: {ref: "doc:/shelves/{shelf@index}/numbers"}}
+          - id: toy.literal.even
+            description: Literal numbers are even.
+            hook: toy.even_in
+            args: {numbers: [1]}
+    """)
+    report = run(tmp_path, spec, {"shelves": [{"name": "s0", "numbers": [2]},
+                                              {"name": "s1", "numbers": [2, 3]}]})
+    assert [(v.rule, v.file, v.location, v.message, v.actual) for v in report.violations] == [
+        ("toy.shelf.even", "doc.json", "$.shelves[1].numbers[1]", "3 is odd", 3),
+        ("toy.literal.even", None, "$[0]", "1 is odd", 1)]
 
 
 def test_a_hook_bug_rejects_as_an_internal_error(toy_hooks, tmp_path):

@@ -3,7 +3,12 @@
 Documents are loaded lazily, once per binding, from a confined file store. Every rule runs
 over its iteration's bindings; every failure becomes a violation carrying rule id, file and
 location. A document that cannot be loaded is one violation; rules that need it are skipped
-for that binding instead of cascading. The metric is computed only from a clean report.
+for that binding instead of cascading, and so is a rule whose ``requires`` failed there.
+The metric is computed only from a clean report.
+
+What a person needs to find the broken byte (the file's line, the file and place an
+expected value was read from, filled-in references, readable values) is worked out only
+for a violation the report keeps: passing paths and counted-only violations pay nothing.
 """
 
 from __future__ import annotations
@@ -12,16 +17,29 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 from flarespec.engine.hooks import HOOKS
-from flarespec.engine.kinds import Failure
-from flarespec.engine.paths import Match
-from flarespec.engine.refs import ArgRef, ArgTemplate, Condition, Ref, compile_ref
-from flarespec.engine.report import Report, Violation
-from flarespec.loaders import LOADERS, load_bytes_head
+from flarespec.engine.kinds import Failure, strict_equal
+from flarespec.engine.paths import Match, child_location
+from flarespec.engine.refs import (
+    BINDING_METADATA,
+    MESSAGE_FIELDS,
+    ArgRef,
+    ArgTemplate,
+    Condition,
+    Ref,
+    compile_ref,
+    expected_ref,
+    first_step,
+    relative_location,
+    shown_ref,
+)
+from flarespec.engine.report import Report, Violation, shown
+from flarespec.loaders import LOADERS, load_bytes_head, locate_line
 from flarespec.loaders.errors import LoadError
 from flarespec.loaders.files import FileStore
+from flarespec.loaders.limits import gc_paused
 
 INTERNAL_ERROR = "engine.internal-error"
 METRIC_UNAVAILABLE = "metric.unavailable"
@@ -41,13 +59,26 @@ class ArgumentUnresolved(Exception):
         self.ref, self.found = ref, found
 
 
-@dataclass(frozen=True, slots=True)
 class Binding:
-    name: str
-    match: Match
-    index: int
-    file: str | None
-    label: str
+    """One element of an iteration. Its label is rendered only when first asked for (by a
+    violation, mostly): most bindings pass, and a million rendered labels cost seconds.
+    Nothing is allocated per binding for that: it keeps its parent's scope (never its own,
+    which holds it: a reference cycle per binding would leave every discarded binding to the
+    cyclic garbage collector) and the shared renderer."""
+
+    __slots__ = ("name", "match", "index", "file", "parent", "_label", "_render")
+
+    def __init__(self, name: str, match: Match, index: int, file: str | None, parent: dict,
+                 render):
+        self.name, self.match, self.index, self.file = name, match, index, file
+        self.parent, self._label, self._render = parent, None, render
+
+    @property
+    def label(self) -> str:
+        if self._label is None:
+            self._label = ""  # a label template naming its own label sees "", as it always did
+            self._label = self._render(self)
+        return self._label
 
     @property
     def value(self) -> Any:
@@ -63,11 +94,57 @@ class _Loaded:
     value: Any
     path: str | None
     failed: bool = False
+    loader: str | None = None
 
 
 @lru_cache(maxsize=None)
 def _placeholder_ref(text: str) -> Ref:
     return compile_ref(text)
+
+
+_VALUES = ("expected", "actual")  # message placeholders shown as JSON values
+
+
+def _value_at(value: Any, suffix: str) -> tuple[bool, Any]:
+    """(found, value) at a relative location (``.a[0]``) inside ``value``."""
+    while suffix:
+        step = first_step(suffix)
+        if step is None:
+            return False, None
+        key, suffix = step
+        if isinstance(value, dict) and not isinstance(key, int) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and isinstance(key, int) and key < len(value):
+            value = value[key]
+        else:
+            return False, None
+    return True, value
+
+
+def _member(value: Any, parts: list[str]) -> tuple[bool, Any]:
+    """(found, value) of a dotted placeholder's member: ``a.0.b`` (a digit indexes a list)."""
+    for part in parts:
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isascii() and part.isdigit() \
+                and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return False, None
+    return True, value
+
+
+def _is_expected(value: Any, expected: Any) -> bool:
+    """The value read at a place is the failure's expected value (or one of its bounds:
+    ``range`` reports ``{"max": 2}``)."""
+    if strict_equal(value, expected):
+        return True
+    return isinstance(expected, dict) and any(strict_equal(value, v) for v in expected.values())
+
+
+def _matched(found: int) -> str:
+    return "matched nothing" if not found else \
+        f"matched {found} places, expected exactly one"
 
 
 class Evaluation:
@@ -82,15 +159,38 @@ class Evaluation:
         self._paths: dict[tuple, str | None] = {}
         self._scopes: dict[str, list[dict]] = {}
         self._static: dict[int, bool] = {}
+        self._by_path: dict[str, _Loaded] = {}  # loaded documents, for line numbers
+        self._emitted = 0  # violations emitted so far, kept or only counted
+        # requires: the binding keys where a required rule failed or could not run
+        self._failed_at: dict[str, set[tuple]] = {
+            rule_id: set() for rule in spec.rules for rule_id in rule.requires}
+        self._depth = {rule.id: len(spec.iterations[rule.for_each].chain)
+                       if rule.for_each else 0 for rule in spec.rules}
+        # the iterations each document instance depends on, outermost first (looked up per
+        # reference, so once here rather than per binding)
+        self._document_chains = {name: spec.iterations[document.each].chain if document.each
+                                 else () for name, document in spec.documents.items()}
+        self._leaves = set(spec.iterations) - {it.parent for it in spec.iterations.values()} \
+            - {document.each for document in spec.documents.values()}
+        self._unresolved: set[tuple] = set()  # (iteration, parent key) already reported
 
     # ------------------------------------------------------------------ public
+    @gc_paused
     def run(self) -> Report:
+        """Apply every rule, then compute identities and (on a clean report) the metric.
+
+        The cyclic garbage collector is paused meanwhile, as for a parse: a run allocates a
+        few objects per element (matches, scopes, bindings) next to the millions the loaded
+        documents hold, and every collection those allocations trigger walks them all (a
+        third of a run over a million-event stream). A run makes no cyclic garbage per
+        element: what it discards is freed by reference counting."""
         for rule in self.spec.rules:
             self._apply(rule)
         self._load_all_documents()
         self.report.identities = self._identities()
         if self.report.ok and self.spec.metric is not None:
             self._compute_metric()
+        self._scopes.clear()  # bindings refer back to this evaluation: free them now
         return self.report
 
     @property
@@ -101,11 +201,10 @@ class Evaluation:
 
     # ------------------------------------------------------------------ documents
     def _instance_key(self, name: str, scope: dict) -> tuple:
-        each = self.spec.documents[name].each
-        if not each:
+        chain = self._document_chains[name]
+        if not chain:
             return (name,)
-        chain = self.spec.iterations[each].chain
-        return (name,) + tuple(scope[it].index for it in chain)
+        return (name, *[scope[it].index for it in chain])
 
     def _path_of(self, name: str, scope: dict) -> str | None:
         key = self._instance_key(name, scope)
@@ -122,16 +221,17 @@ class Evaluation:
             else:
                 matches, _ = self.resolve(document.path_from, scope)
                 if len(matches) != 1:
+                    ref_text = self._shown_ref(document.path_from, scope)
                     self._violation(f"{document.rule_prefix}.path-unresolved", "error",
-                                    f"no path for document {name!r}: "
-                                    f"{document.path_from} matched nothing", None,
-                                    str(document.path_from), binding=self._label(scope))
+                                    f"no path for document {name!r}: {ref_text} "
+                                    f"{_matched(len(matches))}", None, ref_text,
+                                    scope=scope)
                 elif not isinstance(matches[0].value, str):
                     self._violation(f"{document.rule_prefix}.path-not-string", "error",
                                     f"the path of document {name!r} is not a string",
                                     self._file_of(document.path_from, scope),
                                     matches[0].location, actual=matches[0].value,
-                                    binding=self._label(scope))
+                                    scope=scope)
                 else:
                     path = matches[0].value
         except Unavailable:
@@ -139,7 +239,7 @@ class Evaluation:
         except Unresolvable as problem:
             self._violation(f"{document.rule_prefix}.path-unresolved", "error",
                             f"no path for document {name!r}: {problem}", None, None,
-                            binding=self._label(scope))
+                            scope=scope)
             path = None
         self._paths[key] = path
         return path
@@ -173,17 +273,20 @@ class Evaluation:
                 head = int(document.options.get("head_bytes", 64))
                 return _Loaded(load_bytes_head(self.store, path, head), path)
             data = self.store.read_bytes(path)
-            return _Loaded(LOADERS[document.loader](data, document.options), path)
+            loaded = _Loaded(LOADERS[document.loader](data, document.options), path,
+                             loader=document.loader)
+            self._by_path.setdefault(path, loaded)
+            return loaded
         except LoadError as error:
             location = ", ".join(part for part in (
                 f"line {error.line}" if error.line else None, error.location) if part) or None
             self._violation(f"{document.rule_prefix}.{error.code}", "error",
                             error.message, path, location,
-                            binding=self._label(scope))
+                            scope=scope, line=error.line or None)
         except OSError as error:
             self._violation(f"{document.rule_prefix}.unreadable", "error",
                             f"cannot read ({error.strerror or error})", path, None,
-                            binding=self._label(scope))
+                            scope=scope)
         return _Loaded(None, path, failed=True)
 
     def _load_all_documents(self) -> None:
@@ -262,17 +365,15 @@ class Evaluation:
         binding = scope.get(parts[0])
         if binding is None:
             raise KeyError(text)
+        if meta == "index":
+            return binding.index
+        if meta in ("label", "location"):
+            return getattr(binding, meta)
         if meta:
-            return {"index": binding.index, "label": binding.label,
-                    "location": binding.location}[meta]
-        value = binding.value
-        for part in parts[1:]:
-            if isinstance(value, dict) and part in value:
-                value = value[part]
-            elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
-                value = value[int(part)]
-            else:
-                raise Unresolvable(f"{{{text}}} has no value here")
+            raise KeyError(text)
+        found, value = _member(binding.value, parts[1:])
+        if not found:
+            raise Unresolvable(f"{{{text}}} has no value here")
         return value
 
     # ------------------------------------------------------------------ iterations
@@ -287,27 +388,48 @@ class Evaluation:
             self._scopes[name] = cached
         return cached
 
+    def _rule_scopes(self, name: str) -> Iterable[dict]:
+        """The bindings a rule runs over. Those of a leaf iteration (no child iteration, no
+        per-binding document) are made afresh for each rule and never kept: a stream of a
+        million events would otherwise hold a million scopes per such iteration."""
+        if name not in self._leaves:
+            return self.scopes(name)
+        iteration = self.spec.iterations[name]
+        parents = self.scopes(iteration.parent) if iteration.parent else [{}]
+        return (scope for parent in parents for scope in self._each_child(iteration, parent))
+
     def _children(self, iteration, parent: dict) -> list[dict]:
+        return list(self._each_child(iteration, parent))
+
+    def _each_child(self, iteration, parent: dict) -> Iterator[dict]:
         try:
             matches, file = self.resolve(iteration.over, parent)
         except Unavailable:
-            return []
+            return
         except Unresolvable as problem:
-            self._violation(f"iteration.{iteration.name}.unresolved", "error",
-                            f"cannot iterate {iteration.name} over {iteration.over}: {problem}",
-                            None, str(iteration.over), binding=self._label(parent))
-            return []
-        children = []
+            reported = (iteration.name, self._key(parent))
+            if reported not in self._unresolved:  # once, however often it is iterated
+                self._unresolved.add(reported)
+                ref_text = self._shown_ref(iteration.over, parent)
+                self._violation(f"iteration.{iteration.name}.unresolved", "error",
+                                f"cannot iterate {iteration.name} over {ref_text}: {problem}",
+                                None, ref_text, scope=parent)
+            return
+        name, render = iteration.name, self._render_label
         for index, match in enumerate(matches):
             scope = dict(parent)
-            scope[iteration.name] = Binding(iteration.name, match, index, file, "")
+            scope[name] = Binding(name, match, index, file, parent, render)
+            yield scope
+
+    def _render_label(self, binding: Binding) -> str:
+        template = self.spec.iterations[binding.name].label
+        if template is not None:
             try:
-                label = iteration.label.render(self._filler(scope))
-            except (AttributeError, Unresolvable, Unavailable):  # no label template, or unfillable
-                label = self._default_label(match)
-            scope[iteration.name] = Binding(iteration.name, match, index, file, str(label))
-            children.append(scope)
-        return children
+                return str(template.render(self._filler({**binding.parent,
+                                                          binding.name: binding})))
+            except (KeyError, Unresolvable, Unavailable):  # unfillable: the default label
+                pass
+        return self._default_label(binding.match)
 
     @staticmethod
     def _default_label(match: Match) -> str:
@@ -396,82 +518,234 @@ class Evaluation:
 
     # ------------------------------------------------------------------ rules
     def _apply(self, rule) -> None:
-        for scope in self.scopes(rule.for_each) if rule.for_each else [{}]:
-            try:
-                if rule.when is not None and not self.holds(rule.when, scope):
-                    continue
-                if rule.hook is not None:
-                    self._apply_hook(rule, scope)
-                else:
-                    self._apply_assertion(rule, scope)
-            except Unavailable:
-                continue
-            except ArgumentUnresolved as problem:
-                self._violation(rule.id, rule.severity,
-                                f"cannot evaluate: {problem.ref} matched {problem.found} "
-                                f"places, expected exactly one", None, str(problem.ref),
-                                binding=self._label(scope))
-            except (ValueError, TypeError) as problem:
-                self._violation(rule.id, rule.severity, f"cannot evaluate: {problem}",
-                                None, None, binding=self._label(scope))
-            except Exception as bug:  # an engine or hook bug must reject, never pass
-                self._violation(INTERNAL_ERROR, "error",
-                                f"internal error in rule {rule.id}: {type(bug).__name__}: {bug}",
-                                None, None, binding=self._label(scope))
+        tracked = rule.id in self._failed_at  # another rule requires this one
+        for scope in self._rule_scopes(rule.for_each) if rule.for_each else [{}]:
+            if rule.requires and self._required_failed(rule, scope):
+                passed = False  # skipped: its cause is already reported
+            else:
+                before = self._emitted
+                passed = self._apply_once(rule, scope) and self._emitted == before
+            if tracked and not passed:
+                self._failed_at[rule.id].add(self._key(scope))
+
+    @staticmethod
+    def _key(scope: dict) -> tuple:
+        """A binding's position: the indices of its iterations, outermost first."""
+        return tuple(binding.index for binding in scope.values())
+
+    def _required_failed(self, rule, scope: dict) -> bool:
+        """True when a rule this one requires failed (or could not run) for this binding
+        or an enclosing one; compile checked that each runs over an enclosing iteration."""
+        key = self._key(scope)
+        return any(key[:self._depth[required]] in self._failed_at[required]
+                   for required in rule.requires)
+
+    def _apply_once(self, rule, scope: dict) -> bool:
+        """Run one rule for one binding; False when something it needs failed to load."""
+        try:
+            if rule.when is not None and not self.holds(rule.when, scope):
+                return True
+            if rule.hook is not None:
+                self._apply_hook(rule, scope)
+            else:
+                self._apply_assertion(rule, scope)
+        except Unavailable:
+            return False
+        except ArgumentUnresolved as problem:
+            if self._keeps(rule.id, rule.severity):
+                ref_text = self._shown_ref(problem.ref, scope)
+                self._add(rule.id, rule.severity, f"cannot evaluate: {ref_text} matched "
+                          f"{problem.found} places, expected exactly one", None, ref_text,
+                          scope=scope)
+        except (ValueError, TypeError) as problem:
+            self._violation(rule.id, rule.severity, f"cannot evaluate: {problem}", None, None,
+                            scope=scope)
+        except Exception as bug:  # an engine or hook bug must reject, never pass
+            self._violation(INTERNAL_ERROR, "error",
+                            f"internal error in rule {rule.id}: {type(bug).__name__}: {bug}",
+                            None, None, scope=scope)
+        return True
 
     def _apply_assertion(self, rule, scope: dict) -> None:
         matches, file = self.resolve(rule.given, scope)
         kind = rule.kind
         if not matches and not kind.accepts_empty:
-            if not rule.optional:
-                self._violation(rule.id, rule.severity,
-                                self._message(rule, scope, f"nothing found at {rule.given}",
-                                              None, None, str(rule.given), file),
-                                file, str(rule.given), expected="present",
-                                binding=self._label(scope))
+            if not rule.optional and self._keeps(rule.id, rule.severity):
+                ref_text = self._shown_ref(rule.given, scope)
+                failure = Failure(f"nothing found at {ref_text}", "present")
+                self.report.add(self._described(rule, scope, failure, file, ref_text, None))
             return
         arg = self.materialize(rule.arg, scope)
         context = RuleContext(self, scope)
         if kind.collective:
-            results = ((failure, None) for failure in kind.function(context, matches, arg))
-        else:
-            results = ((failure, match) for match in matches
-                       for failure in kind.function(context, match, arg))
-        for failure, match in results:
-            location = failure.location or (match.location if match else str(rule.given))
-            self._report_failure(rule, scope, failure, failure.file or file, location)
+            for failure in kind.function(context, matches, arg):
+                self._report_failure(rule, scope, failure, file, None)
+            return
+        function = kind.function
+        for match in matches:
+            for failure in function(context, match, arg):
+                self._report_failure(rule, scope, failure, file, match)
+
+    def _report_failure(self, rule, scope, failure: Failure, file, match: Match | None) -> None:
+        if not self._keeps(rule.id, rule.severity):
+            return
+        location = failure.location or (match.location if match is not None
+                                        else self._shown_ref(rule.given, scope))
+        origin = self._expected_origin(rule, scope, failure, match, location)
+        self.report.add(self._described(rule, scope, failure, failure.file or file, location,
+                                        origin))
 
     def _apply_hook(self, rule, scope: dict) -> None:
         args = self.materialize(rule.arg, scope)
         for failure in HOOKS[rule.hook].function(RuleContext(self, scope), args):
-            self._report_failure(rule, scope, failure, failure.file, failure.location)
+            if self._keeps(rule.id, rule.severity):
+                file, location = self._hook_place(rule, scope, failure)
+                self.report.add(self._described(rule, scope, failure, file, location, None))
 
-    def _report_failure(self, rule, scope, failure: Failure, file, location) -> None:
-        message = self._message(rule, scope, failure.message, failure.expected, failure.actual,
-                                location, file)
-        self._violation(rule.id, rule.severity, message, file, location,
-                        expected=failure.expected, actual=failure.actual,
-                        binding=self._label(scope))
+    def _hook_place(self, rule, scope: dict, failure: Failure) -> tuple[str | None, str | None]:
+        """Where a hook's failure lies. A failure naming its ``source`` argument lies inside
+        that argument's value: when the argument was read by a ``{ref}``, the violation
+        names the file it was read from and the place inside it."""
+        if failure.source is None or not isinstance(rule.arg, dict):
+            return failure.file, failure.location
+        origin = self._origin(rule.arg.get(failure.source), scope)
+        if origin is None:
+            return failure.file, failure.location
+        file, base, _ = origin
+        inner = failure.location or "$"
+        return file, (base + inner[1:] if inner.startswith("$") else inner)
 
-    def _message(self, rule, scope, detail, expected, actual, location, file) -> str:
+    # ------------------------------------------------------------------ describing violations
+    def _keeps(self, rule_id: str, severity: str) -> bool:
+        """Count one violation; True when the report keeps it, so it is worth describing.
+        A violation past the report's cap is counted only: nothing is rendered for it."""
+        self._emitted += 1
+        if self.report.accepts(rule_id, severity):
+            return True
+        self.report.suppress(rule_id, severity)
+        return False
+
+    def _violation(self, rule_id, severity, message, file, location, *, scope=None,
+                   expected=None, actual=None, line=None) -> None:
+        if self._keeps(rule_id, severity):
+            self._add(rule_id, severity, message, file, location, scope=scope,
+                      expected=expected, actual=actual, line=line)
+
+    def _add(self, rule_id, severity, message, file, location, *, scope=None, expected=None,
+             actual=None, line=None) -> None:
+        """Add a violation already counted by ``_keeps``."""
+        self.report.add(Violation(rule_id, severity, message, file, location, expected, actual,
+                                  self._label(scope), line))
+
+    def _described(self, rule, scope, failure: Failure, file, location, origin) -> Violation:
+        line = self._line_of(file, location)
+        message = self._message(rule, scope, failure, file, location, line, origin)
+        return Violation(rule.id, rule.severity, message, file, location, failure.expected,
+                         failure.actual, self._label(scope), line, origin)
+
+    def _line_of(self, file: str | None, location: str | None) -> int | None:
+        """The 1-based line of a JSONPath location in a loaded file, when its loader can
+        tell. Only a courtesy to the reader: not finding it never changes a verdict."""
+        if not file or not location or not location.startswith("$"):
+            return None
+        loaded = self._by_path.get(file)
+        if loaded is None or loaded.loader is None:
+            return None
+        try:
+            line = locate_line(loaded.loader, loaded.value, location)
+        except Exception:  # a line number must not turn a clear violation into a crash
+            return None
+        return line if isinstance(line, int) and not isinstance(line, bool) else None
+
+    def _origin(self, arg, scope: dict) -> tuple[str, str, Any] | None:
+        """(file, location, value) of a single-valued ``{ref}`` argument read from a file.
+        A pointer that found nothing and gave its ``default`` names the place it looked."""
+        if not isinstance(arg, ArgRef) or arg.all:
+            return None
+        ref = arg.ref
+        try:
+            matches, file = self.resolve(ref, scope)
+            if file is None:
+                return None
+            if not matches and arg.has_default and ref.pointer is not None:
+                location = self._pointer_location(ref, scope)
+                return (file, location, arg.default) if location else None
+            if len(matches) != 1:
+                return None
+            location = matches[0].location
+            if ref.metadata in BINDING_METADATA:  # an element's position: point at the element
+                location = self._pinned(ref, scope)[ref.target].location
+        except (Unavailable, Unresolvable, LookupError):
+            return None
+        return file, location, matches[0].value
+
+    def _pinned(self, ref: Ref, scope: dict) -> dict:
+        return self.pin(scope, ref.pinned) if ref.pinned else scope
+
+    def _pointer_location(self, ref: Ref, scope: dict) -> str | None:
+        """The JSONPath a pointer names, whether or not anything is there (no ``[k=v]``)."""
+        scope = self._pinned(ref, scope)
+        binding = scope.get(ref.target)
+        location = binding.location if binding is not None else "$"
+        fill = self._filler(scope)
+        for segment in ref.pointer.segments:
+            if segment.filter_value is not None:
+                return None
+            key = segment.key.render(fill)
+            location = child_location(location, int(key) if key.isascii() and key.isdigit() else key)
+        return location
+
+    def _expected_origin(self, rule, scope, failure: Failure, match, location) -> dict | None:
+        """Where the failure's expected value was read, when a ``{ref}`` of the rule's
+        argument read it from a file: ``{"file", "location", "line"}`` (see refs.expected_ref).
+        Named only when the value found there is the expected one, so never a wrong file."""
+        suffix = relative_location(match.location, location) if match is not None else None
+        found = expected_ref(rule.arg, suffix or "")
+        origin = self._origin(found[0], scope) if found else None
+        if origin is None:
+            return None
+        file, base, value = origin
+        inner = found[1]
+        present, value = _value_at(value, inner)
+        if not present or not _is_expected(value, failure.expected):
+            return None
+        where = base + inner if base.startswith("$") else base
+        entry = {"file": file, "location": where}
+        line = self._line_of(file, where)
+        if line is not None:
+            entry["line"] = line
+        return entry
+
+    def _shown_ref(self, ref: Ref, scope: dict) -> str:
+        try:
+            scope = self._pinned(ref, scope)
+        except (Unresolvable, Unavailable):
+            pass
+        return shown_ref(ref, self._filler(scope))
+
+    def _message(self, rule, scope, failure: Failure, file, location, line, origin) -> str:
         if rule.message is None:
-            return detail
-        named = {"detail": detail, "expected": expected, "actual": actual,
-                 "location": location, "file": file}
+            return failure.message
+        origin = origin or {}
+        named = dict(zip(MESSAGE_FIELDS, (
+            failure.message, failure.expected, failure.actual, file, location, line,
+            origin.get("file"), origin.get("location"), origin.get("line"))))
 
         def fill(placeholder):
-            if placeholder in named:
-                return named[placeholder]
+            head, *parts = placeholder.split(".")
+            if head in named:
+                present, value = _member(named[head], parts)
+                if not present:
+                    return "{" + placeholder + "}"
+                if head in _VALUES:
+                    return shown(value)
+                return "?" if value is None else str(value)  # file, location, line, detail
             try:
-                return self._filler(scope)(placeholder)
+                value = self._filler(scope)(placeholder)
             except (KeyError, Unavailable, Unresolvable):
                 return "{" + placeholder + "}"
+            return value if isinstance(value, str) else shown(value)
         return rule.message.render(fill)
-
-    def _violation(self, rule_id, severity, message, file, location, *, expected=None,
-                   actual=None, binding=None) -> None:
-        self.report.add(Violation(rule_id, severity, message, file, location, expected, actual,
-                                  binding))
 
     # ------------------------------------------------------------------ results
     def _identities(self) -> dict:

@@ -12,6 +12,7 @@ A bare ``target`` means its whole value (``target:$``).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,8 +78,8 @@ class ArgRef:
     has_default: bool = False
     default: Any = None
 
-    def __repr__(self) -> str:
-        return f"{{'ref': {self.ref.source!r}}}"
+    def __repr__(self) -> str:  # as a spec author wrote it, in messages about arguments
+        return f"{{ref: {json.dumps(self.ref.source, ensure_ascii=False)}}}"
 
 
 @dataclass(frozen=True)
@@ -98,4 +99,97 @@ class ArgTemplate:
     template: Any
 
     def __repr__(self) -> str:
-        return f"{{'template': {self.template.source!r}}}"
+        return f"{{template: {json.dumps(self.template.source, ensure_ascii=False)}}}"
+
+
+# --------------------------------------------------------------------------- for messages
+# What a person reads: references with their placeholders filled, and where inside an
+# argument an expected value was read. Used on failure paths only.
+
+# what a rule's `message` template may name besides bindings and references
+MESSAGE_FIELDS = ("detail", "expected", "actual", "file", "location", "line",
+                  "expected_file", "expected_location", "expected_line")
+_FIRST_STEP = re.compile(r"""^(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[([0-9]+)\]|\['((?:[^'\\]|\\.)*)'\])""")
+
+
+def shown_ref(ref: Ref, fill) -> str:
+    """The reference as written, with each ``{placeholder}`` replaced by its value for the
+    current binding where ``fill`` can give one (else left as written), and pins spelled."""
+    text = ref.source.strip()
+    if ref.pointer is not None and ref.placeholders:
+        def safe(placeholder: str):
+            try:
+                return fill(placeholder)
+            except Exception:  # a message must not fail because a placeholder cannot fill
+                return "{" + placeholder + "}"
+        segments = []
+        for segment in ref.pointer.segments:
+            key = segment.key.render(safe)
+            if segment.filter_value is not None:
+                key = f"[{key}={segment.filter_value.render(safe)}]"
+            segments.append(key)
+        text = f"{ref.target}:/" + "/".join(segments)
+    if ref.pinned:
+        text += " (at " + ", ".join(f"{name}: {at}" for name, at in ref.pinned.items()) + ")"
+    return text
+
+
+def relative_location(base: str, location: str) -> str | None:
+    """``location`` relative to ``base`` (``.text`` for ``$.a.text`` under ``$.a``), or None
+    when it does not lie inside ``base``."""
+    if location == base:
+        return ""
+    if location.startswith(base) and location[len(base)] in ".[":
+        return location[len(base):]
+    return None
+
+
+def first_step(suffix: str) -> tuple[Any, str] | None:
+    """The first key or index of a relative location and the rest (``.a[0]`` -> ``a``, ``[0]``)."""
+    found = _FIRST_STEP.match(suffix)
+    if found is None:
+        return None
+    name, index, quoted = found.groups()
+    key = name if name is not None else int(index) if index is not None else \
+        re.sub(r"\\(.)", r"\1", quoted)
+    return key, suffix[found.end():]
+
+
+def single_refs(arg: Any) -> list[ArgRef]:
+    """Every ``{ref}`` (without ``all``) inside an argument, outside conditions."""
+    found: list[ArgRef] = []
+    stack = [arg]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ArgRef):
+            if not item.all:
+                found.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def expected_ref(arg: Any, suffix: str) -> tuple[ArgRef, str] | None:
+    """The ``{ref}`` an expected value was read from, and where inside its value.
+
+    ``suffix`` is where the failure lies inside the checked value (``""`` for the value
+    itself, ``.text`` for one member). The argument is followed along the suffix while its
+    keys match (``includes: {text: {ref}}``); what remains is inside the value of the ref
+    found there. An argument holding exactly one ``{ref}`` elsewhere (``same_as: {other:
+    {ref}}``) answers for every place; anything else has no single source (None)."""
+    while True:
+        if isinstance(arg, ArgRef):
+            return (None if arg.all else (arg, suffix))
+        step = first_step(suffix) if isinstance(arg, (dict, list)) else None
+        if step is not None:
+            key, rest = step
+            if isinstance(arg, dict) and key in arg:
+                arg, suffix = arg[key], rest
+                continue
+            if isinstance(arg, list) and isinstance(key, int) and 0 <= key < len(arg):
+                arg, suffix = arg[key], rest
+                continue
+        refs = single_refs(arg)
+        return (refs[0], suffix) if len(refs) == 1 else None

@@ -3,6 +3,10 @@
 Only arithmetic lives here: the delivery-TTFT median and the counter, delta and conservation
 sums over idle /metrics snapshots. Which documents, fields, counters and numbers they apply to
 comes from the spec's arguments; every check a general assertion kind can express is in YAML.
+
+A failure names the argument its value came from (``source``) and the place inside that
+argument's value (``location``, ``$`` being the argument itself); the engine turns that into
+the file the argument was read from (the before or after snapshot …) and its line.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import statistics
 from typing import Iterator
 
 from flarespec.engine.hooks import Failure, MetricResult, check_hook, metric_hook
+from flarespec.engine.paths import child_location
 
 
 def _sample(values: dict | None, name: str):
@@ -61,13 +66,14 @@ def counter_delta(ctx, args) -> Iterator[Failure]:
         return  # a missing or malformed sample is the snapshot rules' violation, not this one
     if "sum_field" in args:
         expected = 0
-        for observation in args["observations"] or []:
+        for index, observation in enumerate(args["observations"] or []):
             value = observation
             for part in args["sum_field"].split("."):
                 value = value.get(part) if isinstance(value, dict) else None
             if isinstance(value, bool) or not isinstance(value, int):
                 yield Failure(f"cannot sum {args['sum_field']}: {value!r} is not an integer",
-                              "integer", value)
+                              "integer", value, location=f"$[{index}].{args['sum_field']}",
+                              source="observations")
                 return
             expected += value
     else:
@@ -75,7 +81,7 @@ def counter_delta(ctx, args) -> Iterator[Failure]:
     if after - before != expected:
         yield Failure(f"{counter} moved by {after - before:g} ({before:g} -> {after:g}), "
                       f"expected {expected}", expected, after - before,
-                      location=f"$.unlabelled.{counter}")
+                      location=child_location("$", counter), source="after")
 
 
 @check_hook("flare.counters_monotonic")
@@ -85,7 +91,7 @@ def counters_monotonic(ctx, args) -> Iterator[Failure]:
         before, after = _sample(args["before"], counter), _sample(args["after"], counter)
         if before is not None and after is not None and after < before:
             yield Failure(f"{counter} decreased from {before:g} to {after:g}", f">= {before:g}",
-                          after, location=f"$.unlabelled.{counter}")
+                          after, location=child_location("$", counter), source="after")
 
 
 @check_hook("flare.conservation")
@@ -99,8 +105,10 @@ def conservation(ctx, args) -> Iterator[Failure]:
         yield Failure(f"the prepared total is {total!r}, not a number", "number", total)
         return
     if sum(parts) != total:
-        yield Failure(f"{' + '.join(args['parts'])} = {sum(parts):g}, expected {total}", total,
-                      sum(parts), location="$.unlabelled")
+        values = " + ".join(f"{part:g}" for part in parts)
+        yield Failure(f"{' + '.join(args['parts'])} = {values} = {sum(parts):g}, expected the "
+                      f"prepared total {total}", total, sum(parts),
+                      location=child_location("$", args["parts"][0]), source="snapshot")
 
 
 @check_hook("flare.counter_continuity")
@@ -110,7 +118,8 @@ def counter_continuity(ctx, args) -> Iterator[Failure]:
         was, now = _sample(args["previous_after"], counter), _sample(args["before"], counter)
         if was is not None and now is not None and was != now:
             yield Failure(f"{counter} is {now:g} here but {was:g} at the end of the previous "
-                          f"group", was, now, location=f"$.unlabelled.{counter}")
+                          f"group", was, now, location=child_location("$", counter),
+                          source="before")
 
 
 @check_hook("flare.coalesced_groups")
@@ -131,5 +140,5 @@ def coalesced_groups(ctx, args) -> Iterator[Failure]:
     from flarespec.engine.kinds import strict_equal
 
     if not strict_equal(recorded, recomputed):
-        yield Failure("the recorded coalesced groups differ from the events", recomputed,
-                      recorded, location="$.analysis.coalesced")
+        yield Failure("the recorded coalesced groups differ from the ones recomputed from the "
+                      "events", recomputed, recorded, source="recorded")

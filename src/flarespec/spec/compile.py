@@ -18,6 +18,7 @@ from flarespec.engine.paths import PathSyntaxError, Template, compile_template
 from flarespec.engine.refs import (
     BINDING_METADATA,
     DOCUMENT_METADATA,
+    MESSAGE_FIELDS,
     ArgRef,
     ArgTemplate,
     Condition,
@@ -69,6 +70,8 @@ class CompiledRule:
     message: Template | None
     clause: str | None
     source: dict = field(repr=False, default_factory=dict)
+    # ids of rules whose failure for this binding (or an enclosing one) skips this rule
+    requires: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -371,14 +374,73 @@ class _Compiler:
                 else:
                     self.hook_modules.add(HOOKS[hook].module)
                 arg = self.walk(rule.get("args", {}), rule, "args", scope)
-            message = self.template(rule["message"], rule, "message",
-                                    scope + ("actual", "expected", "location", "file", "detail")) \
+            message = self.template(rule["message"], rule, "message", scope + MESSAGE_FIELDS) \
                 if "message" in rule else None
             compiled.append(CompiledRule(
                 rule["id"], rule["description"], rule.get("severity", "error"), for_each, when,
                 given, bool(rule.get("optional")), kind, arg, hook, message, rule.get("clause"),
-                plain(rule)))
-        return compiled
+                plain(rule), tuple(rule.get("requires", ()))))
+        return self.ordered(compiled)
+
+    def ordered(self, compiled: list[CompiledRule]) -> list[CompiledRule]:
+        """The rules in run order: spec order, except that a rule runs after every rule it
+        ``requires`` (a child spec may add a required rule after the rules needing it).
+        Unknown ids, a rule over an unrelated iteration, and cycles are spec errors."""
+        sources = {rule["id"]: rule for rule in self.data.get("rules", [])}
+        by_id = {rule.id: rule for rule in compiled}
+        for rule in compiled:
+            self.check_requires(rule, sources[rule.id], by_id)
+        order: list[CompiledRule] = []
+        state: dict[str, str] = {}  # id -> "visiting" | "done"
+        for rule in compiled:
+            stack = [(rule, iter(rule.requires))]
+            state.setdefault(rule.id, "visiting")
+            while stack:  # depth-first, iterative: a long requires chain cannot recurse
+                current, pending = stack[-1]
+                if state[current.id] == "done":
+                    stack.pop()
+                    continue
+                required = next((by_id[r] for r in pending if r in by_id and r != current.id),
+                                None)
+                if required is None:
+                    state[current.id] = "done"
+                    order.append(current)
+                    stack.pop()
+                elif state.get(required.id) == "visiting":
+                    self.issue(f"rule {current.id!r} requires {required.id!r}, which requires "
+                               f"it in turn (a cycle)", sources[current.id], "requires",
+                               "spec.requires-cycle")
+                elif required.id not in state:
+                    state[required.id] = "visiting"
+                    stack.append((required, iter(required.requires)))
+        return order
+
+    def check_requires(self, rule: CompiledRule, source, by_id: dict) -> None:
+        """Each required id names another error rule (of any severity, for a warning rule)
+        over the same or an enclosing iteration: the issue points at that id."""
+        marks = getattr(source.get("requires"), "item_marks", None) or []
+        key_mark = getattr(source, "key_marks", {}).get("requires")
+        chain = self.chain_of(rule.for_each)
+        for position, required_id in enumerate(rule.requires):
+            mark = marks[position] if position < len(marks) else key_mark
+            required = by_id.get(required_id)
+            if required is None or required_id == rule.id:
+                problem = "itself" if required is not None else "no rule of this spec"
+                self.issues.append(SpecIssue(f"requires names {required_id!r}, which is "
+                                             f"{problem}", mark, "spec.requires-unknown"))
+                continue
+            if required.severity != "error" and rule.severity == "error":
+                # skipping an error rule where only a warning fired could let a packet pass
+                self.issues.append(SpecIssue(
+                    f"requires names {required_id!r}, a warning; an error rule may only "
+                    f"require error rules", mark, "spec.requires-severity"))
+            required_chain = self.chain_of(required.for_each)
+            if chain[:len(required_chain)] != required_chain:
+                self.issues.append(SpecIssue(
+                    f"requires names {required_id!r}, which runs "
+                    f"{'for each ' + required.for_each if required.for_each else 'once'}; "
+                    f"a required rule must run once or over an iteration that encloses this "
+                    f"rule's ({rule.for_each or 'none'})", mark, "spec.requires-scope"))
 
     def metric(self) -> CompiledMetric | None:
         source = self.data.get("metric")

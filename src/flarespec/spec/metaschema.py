@@ -29,6 +29,7 @@ RULE = {
     "hook": {"type": "string", "excludes": "assert", "required": True},
     "args": {"type": "dict", "dependencies": "hook"},
     "message": {"type": "string"},
+    "requires": {"type": "list", "schema": {"type": "string", "regex": RULE_ID}},
 }
 
 DOCUMENT = {
