@@ -9,6 +9,8 @@ import sys
 from click.testing import CliRunner
 
 from flarespec.cli import main
+from flarespec.cli.summary import render, where
+from flarespec.fixtures.mutations import set_json
 
 
 def invoke(*args):
@@ -97,3 +99,104 @@ def test_fixture_check_shows_what_a_spec_edit_changes(tmp_path):
     assert edited.exit_code == 2
     (result,) = json.loads(edited.output)
     assert result["ok"] is False and result["expected"] == "observation.error"
+
+
+# ------------------------------------------------------------ measure / validate-pair
+
+
+def test_a_directory_as_packet_is_evidence_in_a_receipt_not_a_usage_error(packet_pair,
+                                                                          tmp_path):
+    a, b = packet_pair
+    a.unlink()
+    a.mkdir()
+    result = invoke("measure", "--packet", a, "--peer", b, "--output", tmp_path / "r.json")
+    assert result.exit_code == 2 and "Usage:" not in result.output
+    receipt = json.loads((tmp_path / "r.json").read_text())
+    assert [(v["packet"], v["rule"], v["file"]) for v in receipt["violations"]] == [
+        ("packet", "packet.json.not-regular-file", "packet.json")]
+
+
+def test_verbose_shows_every_violation_with_its_place_expected_and_actual(packet_pair,
+                                                                          tmp_path):
+    a, b = packet_pair
+    set_json(b.parent, "preparation/memory-report.json", "$.kv_pages_total", 9999)
+    output = tmp_path / "r.json"
+    for command in (("measure", "--packet", b, "--peer", b),
+                    ("validate-pair", "--baseline", a, "--candidate", b)):
+        terse = invoke(*command, "--output", output)
+        receipt = json.loads(output.read_text())
+        verbose = invoke(*command, "--output", output, "--verbose")
+        assert json.loads(output.read_text()) == receipt  # the receipt does not change
+        assert terse.exit_code == verbose.exit_code == 2
+        assert "expected:" not in terse.output and "… and" in terse.output
+        assert "… and" not in verbose.output
+        for violation in receipt["violations"]:
+            shown = f"{where(violation)}: {violation['message']}" if where(violation) \
+                else violation["message"]
+            assert shown in verbose.output
+            for key in ("expected", "actual"):
+                if key in violation:
+                    assert f"{key}: {json.dumps(violation[key])}" in verbose.output
+
+
+def test_quiet_and_verbose_exclude_each_other(packet_pair, tmp_path):
+    a, b = packet_pair
+    result = invoke("measure", "--packet", a, "--peer", b, "--output", tmp_path / "r.json",
+                    "-q", "-v")
+    assert result.exit_code == 2 and "exclude each other" in result.output
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_a_receipt_that_cannot_be_written_exits_2_with_a_message(packet_pair, tmp_path):
+    a, b = packet_pair
+    (tmp_path / "file").write_text("not a directory")
+    result = invoke("measure", "--packet", a, "--peer", b, "--output",
+                    tmp_path / "file" / "r.json")
+    assert result.exit_code == 2
+    assert f"cannot write the receipt {tmp_path / 'file' / 'r.json'}" in result.output
+    assert "no receipt was written" in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "packets"]
+
+
+def test_an_internal_error_exits_2_without_a_traceback(packet_pair, tmp_path, monkeypatch):
+    from flarespec.adapter import commands
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+    monkeypatch.setattr(commands, "measure", broken)
+    a, b = packet_pair
+    result = invoke("measure", "--packet", a, "--peer", b, "--output", tmp_path / "r.json")
+    assert result.exit_code == 2
+    assert "internal error: RuntimeError: a bug" in result.output
+    assert "Traceback" not in result.output
+
+
+# ------------------------------------------------------------------------ the summary
+
+
+def _rejection(*violations, truncated=()):
+    return {"command": "measure", "status": "rejected", "violations": list(violations),
+            "violations_truncated": list(truncated), "warnings": []}
+
+
+def test_a_violation_with_a_line_is_shown_as_file_colon_line():
+    violation = {"packet": "packet", "rule": "response.sse", "file": "run/x/response.sse",
+                 "line": 12, "location": "$.events[3]", "message": "bad event",
+                 "expected": 1, "actual": "1"}
+    text = render(_rejection(violation, {**violation, "location": "line 12"}), "r.json",
+                  verbose=True)
+    assert "      run/x/response.sse:12 $.events[3]: bad event" in text
+    assert "      run/x/response.sse:12: bad event" in text
+    assert 'expected: 1\n' in text and 'actual: "1"' in text
+
+
+def test_the_summary_says_how_many_violations_were_not_kept():
+    violation = {"packet": "packet", "rule": "response.sse", "file": "f", "location": None,
+                 "message": "m"}
+    text = render(_rejection(*[violation] * 100, truncated=[
+        {"packet": "packet", "rule": "response.sse", "kept": 100, "total": 2_000_000}]),
+        "r.json")
+    assert "REJECTED  2000000 violations of 1 rule" in text
+    assert "[packet] response.sse (2000000)" in text
+    assert "… and 95 more (see the receipt)" in text
+    assert "… 1999900 more not kept (rule response.sse: total 2000000)" in text

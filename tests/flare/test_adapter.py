@@ -7,8 +7,12 @@ import json
 import pytest
 from receipt_checks import all_keys
 
+from flarespec.adapter import commands
 from flarespec.adapter.commands import OutputRefused, measure, validate_pair
 from flarespec.fixtures.mutations import refresh_digests, set_json
+
+PEER_INVALID = "pair.peer-invalid"
+INTERNAL_ERROR = "engine.internal-error"
 
 
 def rules_of(receipt) -> set[str]:
@@ -39,6 +43,7 @@ def test_measure_pass_receipt_binds_identities_and_validator(packet_pair, tmp_pa
                                    "sha256": validator["hooks"][0]["sha256"]}]
     assert "not a measurement of service quality" in receipt["limits"]
     assert receipt["warnings"] == [] and receipt["violations"] == []
+    assert receipt["violations_truncated"] == []
     assert receipt["peer"]["same_as_packet"] is False and "metric" not in receipt["peer"]
 
 
@@ -52,7 +57,7 @@ def test_missing_packet_json_is_a_rejection_with_a_receipt(tmp_path):
     outcome = measure(tmp_path / "nope" / "packet.json", tmp_path / "nope" / "packet.json",
                       tmp_path / "r.json")
     assert outcome.exit_code == 2
-    assert rules_of(outcome.receipt) == {"packet.json.missing", "pair.peer-invalid"}
+    assert rules_of(outcome.receipt) == {"packet.json.missing"}  # its own peer: no pair rule
     assert "metrics" not in outcome.receipt
 
 
@@ -60,7 +65,7 @@ def test_unknown_revision_names_the_supported_revisions(packet_pair, tmp_path):
     a, _ = packet_pair
     set_json(a.parent, "packet.json", "$.source.revision", "0" * 40)
     outcome = measure(a, a, tmp_path / "r.json")
-    assert rules_of(outcome.receipt) == {"spec.unsupported", "pair.peer-invalid"}
+    assert rules_of(outcome.receipt) == {"spec.unsupported"}
     message = next(v["message"] for v in outcome.receipt["violations"]
                    if v["rule"] == "spec.unsupported")
     assert "bce032c014bae34502ba22d3304fa084d5b40afe" in message and "flare/bce032c0" in message
@@ -125,3 +130,93 @@ def test_receipt_is_written_atomically_leaving_no_temporary_files(packet_pair, t
     measure(a, b, out / "a.json")
     measure(a, b, out / "a.json")
     assert sorted(p.name for p in out.iterdir()) == ["a.json"]
+
+
+def by_role(receipt) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for violation in receipt["violations"]:
+        found.setdefault(violation["packet"], set()).add(violation["rule"])
+    return found
+
+
+def test_peer_invalid_is_reported_only_for_an_invalid_distinct_peer(packet_pair, tmp_path):
+    a, b = packet_pair
+    (b.parent / "corpus.json").unlink()
+    own = measure(b, b, tmp_path / "own.json").receipt["violations"]
+    assert "corpus.file.missing" in {v["rule"] for v in own}
+    bad_packet = measure(b, a, tmp_path / "bad-packet.json").receipt
+    assert by_role(bad_packet) == {"packet": {v["rule"] for v in own}}
+    bad_peer = measure(a, b, tmp_path / "bad-peer.json").receipt
+    assert by_role(bad_peer) == {"peer": {v["rule"] for v in own}, "pair": {PEER_INVALID}}
+    (violation,) = [v for v in bad_peer["violations"] if v["rule"] == PEER_INVALID]
+    assert violation["file"] is None and violation["location"] is None
+    assert (f"the peer {b} is invalid ({len(own)} violations, listed under packet "
+            f"\"peer\")") in violation["message"]
+    assert "metrics" not in bad_peer and bad_peer["status"] == "rejected"
+
+
+def test_validate_pair_lists_each_packets_violations_without_peer_invalid(packet_pair,
+                                                                         tmp_path):
+    a, b = packet_pair
+    (b.parent / "corpus.json").unlink()
+    outcome = validate_pair(a, b, tmp_path / "pair.json")
+    assert outcome.exit_code == 2
+    assert set(by_role(outcome.receipt)) == {"candidate"}
+    assert "corpus.file.missing" in by_role(outcome.receipt)["candidate"]
+
+
+def test_a_failure_while_choosing_the_spec_is_a_violation_not_an_exception(packet_pair,
+                                                                           tmp_path,
+                                                                           monkeypatch):
+    a, b = packet_pair
+
+    def exploding(entry, specs):
+        raise ValueError("Exceeds the limit (4300 digits) for integer string conversion")
+    monkeypatch.setattr(commands, "select_spec", exploding)
+    outcome = measure(a, b, tmp_path / "r.json")
+    assert outcome.exit_code == 2 and "metrics" not in outcome.receipt
+    assert by_role(outcome.receipt) == {"packet": {INTERNAL_ERROR}, "peer": {INTERNAL_ERROR},
+                                        "pair": {PEER_INVALID}}
+    assert "ValueError: Exceeds the limit" in outcome.receipt["violations"][0]["message"]
+
+
+def test_a_failure_while_comparing_the_pair_is_a_violation_not_an_exception(packet_pair,
+                                                                             tmp_path,
+                                                                             monkeypatch):
+    a, b = packet_pair
+
+    def exploding(first, second):
+        raise RecursionError("maximum recursion depth exceeded")
+    monkeypatch.setattr(commands, "strict_equal", exploding)
+    outcome = validate_pair(a, b, tmp_path / "r.json")
+    assert outcome.exit_code == 2 and "metrics" not in outcome.receipt
+    assert by_role(outcome.receipt) == {"pair": {INTERNAL_ERROR}}
+
+
+def test_a_missing_spec_file_is_spec_invalid(packet_pair, tmp_path):
+    a, _ = packet_pair
+    outcome = measure(a, a, tmp_path / "r.json", spec_path=tmp_path / "absent.yaml")
+    assert by_role(outcome.receipt) == {"packet": {"spec.invalid"}}
+    assert "absent.yaml" in outcome.receipt["violations"][0]["message"]
+
+
+def test_rules_the_report_cut_short_are_listed_with_their_totals(packet_pair, tmp_path,
+                                                                monkeypatch):
+    """The report keeps a bounded number of violations per rule and counts the rest in
+    ``suppressed``; the receipt says which rules were cut, how many it lists and how many
+    there were."""
+    a, b = packet_pair
+    (a.parent / "corpus.json").unlink()
+
+    class Capped(commands.Evaluation):
+        def run(self):
+            report = super().run()
+            if self.root == a.parent:
+                report.suppressed["corpus.file.missing"] = 41
+            return report
+    monkeypatch.setattr(commands, "Evaluation", Capped)
+    receipt = measure(a, b, tmp_path / "r.json").receipt
+    assert receipt["violations_truncated"] == [
+        {"packet": "packet", "rule": "corpus.file.missing", "kept": 1, "total": 42}]
+    assert json.loads((tmp_path / "r.json").read_text())["violations_truncated"] == \
+        receipt["violations_truncated"]

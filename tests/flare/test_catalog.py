@@ -3,8 +3,9 @@
 Every case is built from a fresh valid packet plus its mutations and measured. A rejected
 case must exit 2 with status "rejected", carry no metric anywhere, and fire exactly the
 expected error rule ids (``pair.peer-invalid`` aside: it is checked as an invariant, present
-exactly when some packet of the pair is invalid). An accepted case must exit 0 and export the
-delivery TTFT recomputed here, independently of the validator, from the sidecars.
+exactly when the peer is a packet of its own and is invalid). An accepted case must exit 0
+and export the delivery TTFT recomputed here, independently of the validator, from the
+sidecars.
 
 Cases with ``known_issue`` state the correct expectation for a validator bug that is not
 fixed yet: they run as strict expected failures.
@@ -175,9 +176,11 @@ def test_case(case, spec, templates, tmp_path):
          for entry in receipt["violations"] + receipt["warnings"]], forbidden)
     assert not leaked, f"{case.name}: metric or TTFT sample in a rejection receipt: {leaked}\n{report}"
 
-    invalid_roles = {v["packet"] for v in receipt["violations"] if v["packet"] != "pair"}
-    assert (PEER_INVALID in errors) == bool(invalid_roles), (
-        f"{case.name}: {PEER_INVALID} must be reported exactly when a packet is invalid\n{report}")
+    peer_is_invalid = not receipt["peer"]["same_as_packet"] and any(
+        v["packet"] == "peer" for v in receipt["violations"])
+    assert (PEER_INVALID in errors) == peer_is_invalid, (
+        f"{case.name}: {PEER_INVALID} must be reported exactly when a distinct peer is "
+        f"invalid\n{report}")
     assert errors - {PEER_INVALID} == expected, (
         f"{case.name}: rule ids differ\n  missing:    {sorted(expected - errors)}\n"
         f"  unexpected: {sorted(errors - expected - {PEER_INVALID})}\n{report}")
@@ -263,7 +266,7 @@ def test_contract_doc_matches_the_catalog(spec):
             case = by_name[name]
             assert bool(xfail) == bool(case.known_issue), f"{name}: (xfail) mark out of date"
             if rules and "rejected_by" in case.expect:  # rows without rule ids: invariants
-                implied = {PEER_INVALID}  # reported with every invalid packet, never listed
+                implied = {PEER_INVALID}  # reported when a distinct peer is invalid, never listed
                 assert rules & (set(case.expect["rejected_by"] + case.expect.get("warnings", [])) | implied), (
                     f"docs/contract.md row {cells[1][:50]!r}: case {name} expects none of {sorted(rules)}")
     positive = {re.findall(r"`([a-z0-9-]+)`", cells[0])[0] for cells in positive_rows}

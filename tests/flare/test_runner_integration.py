@@ -168,3 +168,20 @@ def test_output_through_a_symlink_into_a_packet_root_is_refused(packet_pair, tmp
                                capture_output=True, text=True)
     assert completed.returncode == 2
     assert tree_digests(a.parent.parent) == before
+
+
+def test_an_unreadable_entry_file_gives_rejection_receipts_not_a_crash(packet_pair, tmp_path):
+    a, b = packet_pair
+    a.unlink()
+    a.symlink_to("packet.json")  # a symlink loop: evidence, not a traceback
+    trial = run_trial(a, b, tmp_path / "results")
+    assert trial == {"baseline": None, "candidate": None, "validation_exit": 2,
+                     "verdict": "INCONCLUSIVE"}
+    expected = {"baseline.json": {("packet", "packet.json.unreadable")},
+                "candidate.json": {("peer", "packet.json.unreadable"),
+                                   ("pair", "pair.peer-invalid")},
+                "validation.json": {("baseline", "packet.json.unreadable")}}
+    for name, rules in expected.items():
+        receipt = json.loads((tmp_path / "results" / name).read_text())
+        assert receipt["status"] == "rejected" and "metrics" not in receipt
+        assert {(v["packet"], v["rule"]) for v in receipt["violations"]} == rules

@@ -3,29 +3,37 @@
 Both validate two packets in full, match them on the spec's pair identities, and write a
 receipt atomically outside both packet roots. A metric appears in a receipt only when every
 check of both packets and of the pair passed; anything else is a rejection without a metric.
+No failure while choosing a spec, validating or comparing escapes as an exception: each
+becomes a violation, so it rejects and never passes.
+
+A packet is its root directory as named (the parent of the entry path, not resolved) plus
+its entry file name. Two paths are one packet only when both name the same directory
+(``samefile``) and the same entry name: a ``packet.json`` symlinked into a subfolder, named
+there directly, is another packet whose root is that subfolder.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from flarespec.adapter import receipt as receipts
+from flarespec.adapter.receipt import OutputRefused, ReceiptUnwritable
 from flarespec.adapter.select import SPEC_INVALID, bundled_specs, compile_file, select_spec
 from flarespec.engine.evaluate import INTERNAL_ERROR, Evaluation
 from flarespec.engine.kinds import strict_equal
-from flarespec.engine.report import Report, Violation
+from flarespec.engine.report import Report, Violation, shorten
 from flarespec.spec.compile import CompiledSpec
 from flarespec.spec.errors import SpecInvalid
+
+__all__ = ["EXIT_PASS", "EXIT_REJECTED", "OutputRefused", "Outcome", "PacketResult",
+           "ReceiptUnwritable", "measure", "same_packet", "validate_packet", "validate_pair"]
 
 EXIT_PASS = 0
 EXIT_REJECTED = 2
 PEER_INVALID = "pair.peer-invalid"
 SAME_SPEC = "pair.same-spec"
-
-
-class OutputRefused(Exception):
-    """The receipt path lies inside a packet root: nothing is written anywhere."""
 
 
 @dataclass
@@ -53,57 +61,98 @@ class Outcome:
     results: list[PacketResult]
 
 
+def internal_error(bug: BaseException, during: str) -> Violation:
+    """A bug (or an input nobody foresaw) as a violation: it rejects, it never passes."""
+    return Violation(INTERNAL_ERROR, "error",
+                     f"internal error {during}: {type(bug).__name__}: {shorten(str(bug))}")
+
+
+def _spec_invalid(problem: SpecInvalid) -> list[Violation]:
+    return [Violation(SPEC_INVALID, "error", str(issue),
+                      issue.mark.file if issue.mark else None,
+                      f"line {issue.mark.line}, column {issue.mark.column}"
+                      if issue.mark else None) for issue in problem.issues]
+
+
+def choose_spec(entry: Path, spec_path: str | Path | None
+                ) -> tuple[CompiledSpec | None, list[Violation]]:
+    """The spec for this packet (``spec_path`` compiled, or chosen by the bundled specs'
+    ``applies_to``) or the violations saying why there is none. Never raises: an entry
+    file that cannot be read is its own loader violation (``<entry rule>.<code>``), a
+    broken or unreadable spec file ``spec.invalid``, anything else ``engine.internal-error``."""
+    try:
+        if spec_path is not None:
+            return compile_file(spec_path), []
+        chosen = select_spec(entry, bundled_specs())
+        return chosen.spec, chosen.violations
+    except SpecInvalid as problem:
+        return None, _spec_invalid(problem)
+    except OSError as problem:
+        if spec_path is None:
+            return None, [internal_error(problem, "while choosing the spec")]
+        return None, [Violation(SPEC_INVALID, "error", f"cannot read the spec file "
+                                f"{spec_path}: {problem.strerror or problem}", str(spec_path))]
+    except Exception as bug:  # e.g. an entry document no loader foresaw
+        return None, [internal_error(bug, "while choosing the spec")]
+
+
 def validate_packet(entry: str | Path, role: str, spec_path: str | Path | None = None
                     ) -> PacketResult:
     """Select the spec (or compile ``spec_path``) and validate one packet in full."""
     entry = Path(entry)
-    try:
-        if spec_path is not None:
-            spec, selection = compile_file(spec_path), []
-        else:
-            chosen = select_spec(entry, bundled_specs())
-            spec, selection = chosen.spec, chosen.violations
-    except SpecInvalid as problem:
-        violations = [Violation(SPEC_INVALID, "error", str(issue),
-                                issue.mark.file if issue.mark else None,
-                                f"line {issue.mark.line}, column {issue.mark.column}"
-                                if issue.mark else None) for issue in problem.issues]
-        return PacketResult(role, entry, None, Report("none"), violations)
+    spec, selection = choose_spec(entry, spec_path)
     if spec is None:
         return PacketResult(role, entry, None, Report("none"), selection)
     try:
         report = Evaluation(spec, entry).run()
     except Exception as bug:  # never a traceback, never a metric
         report = Report(spec.id)
-        report.add(Violation(INTERNAL_ERROR, "error",
-                             f"internal error: {type(bug).__name__}: {bug}", None, None))
+        report.add(internal_error(bug, "while validating"))
     return PacketResult(role, entry, spec, report)
 
 
+def same_packet(first: str | Path, second: str | Path) -> bool:
+    """Truly one packet: the same entry file name in the same root directory, where the
+    root is the directory each path names (compared with ``samefile``, so two spellings of
+    one directory match), never the directory a symlinked entry file resolves into."""
+    first, second = Path(first), Path(second)
+    if first.name != second.name:
+        return False
+    try:
+        return os.path.samefile(first.parent, second.parent)
+    except (OSError, ValueError):  # a root that is not there: one packet only if one path
+        return os.path.abspath(first) == os.path.abspath(second)
+
+
+def peer_invalid(own: PacketResult, peer: PacketResult) -> list[Violation]:
+    """``measure`` only: the peer, a packet other than the measured one, is invalid, so the
+    pair is incomplete. The peer's own violations are listed under its role; this one says
+    why the measured packet, perhaps valid itself, exports no metric."""
+    if peer is own or peer.ok:
+        return []
+    count = len(peer.violations) + sum(peer.report.suppressed.values())
+    return [Violation(PEER_INVALID, "error",
+                      f"the peer {os.path.abspath(peer.entry)} is invalid ({count} "
+                      f"violation{'s' * (count != 1)}, listed under packet \"{peer.role}\"); "
+                      f"no metric is exported for an incomplete pair")]
+
+
 def compare_pair(first: PacketResult, second: PacketResult) -> list[Violation]:
-    """Pair violations: an invalid peer, different specs, or a differing pair identity."""
-    found = []
-    for result in (first,) if second is first else (first, second):
-        if not result.ok:
-            count = len(result.violations)
-            found.append(Violation(PEER_INVALID, "error",
-                                   f"the {result.role} {result.entry} is invalid "
-                                   f"({count} violation{'s' * (count != 1)}); no metric is "
-                                   f"exported for an incomplete pair", str(result.entry)))
+    """Pair violations: different specs, or a differing pair identity."""
     if first.spec is None or second.spec is None:
-        return found
+        return []
     if first.spec.id != second.spec.id:
-        found.append(Violation(SAME_SPEC, "error",
-                               f"the packets follow different specs: {first.spec.id} and "
-                               f"{second.spec.id}", None, None, first.spec.id, second.spec.id))
-        return found
+        return [Violation(SAME_SPEC, "error",
+                          f"the packets follow different specs: {first.spec.id} and "
+                          f"{second.spec.id}", None, None, first.spec.id, second.spec.id)]
     if second is first:
-        return found  # a packet is always comparable with itself
+        return []  # a packet is always comparable with itself
+    found = []
     for rule in first.spec.pair:
         mine = first.report.identities.get(rule["identity"])
         theirs = second.report.identities.get(rule["identity"])
         if mine is None or theirs is None:
-            continue  # unreadable: that packet's own violations (and peer-invalid) say why
+            continue  # unreadable: that packet's own violations say why
         if not strict_equal(mine, theirs):
             found.append(Violation(rule["id"], "error",
                                    f"{rule['description']} ({rule['identity']} differs between "
@@ -112,26 +161,22 @@ def compare_pair(first: PacketResult, second: PacketResult) -> list[Violation]:
     return found
 
 
-def check_output(output: str | Path, *entries: Path) -> Path:
-    """The resolved output path, refused when it lies inside any packet root."""
-    target = Path(output).expanduser().resolve()
-    for entry in entries:
-        root = Path(entry).expanduser().resolve().parent
-        if target == root or root in target.parents:
-            raise OutputRefused(f"output {output} lies inside the packet root {root}; "
-                                f"receipts are written outside packets")
-    return target
+def _pair_violations(one: PacketResult, two: PacketResult, *, peer_check: bool
+                     ) -> list[Violation]:
+    try:
+        return (peer_invalid(one, two) if peer_check else []) + compare_pair(one, two)
+    except Exception as bug:  # e.g. identities too deep to compare: reject, never pass
+        return [internal_error(bug, "while comparing the pair")]
 
 
 def _validate_both(first: str | Path, second: str | Path, roles: tuple[str, str],
-                   output: str | Path, spec_path) -> tuple[Path, PacketResult, PacketResult,
-                                                          list[Violation]]:
+                   output: str | Path, spec_path, *, peer_check: bool
+                   ) -> tuple[Path, PacketResult, PacketResult, list[Violation]]:
     """Refuse a bad output first, then validate both packets (once if they are the same)."""
-    target = check_output(output, Path(first), Path(second))
+    target = receipts.check_output(output, first, second)
     one = validate_packet(first, roles[0], spec_path)
-    two = one if Path(second).resolve() == Path(first).resolve() else \
-        validate_packet(second, roles[1], spec_path)
-    return target, one, two, compare_pair(one, two)
+    two = one if same_packet(first, second) else validate_packet(second, roles[1], spec_path)
+    return target, one, two, _pair_violations(one, two, peer_check=peer_check)
 
 
 def _finish(target: Path, receipt_of, one: PacketResult, two: PacketResult,
@@ -144,14 +189,18 @@ def _finish(target: Path, receipt_of, one: PacketResult, two: PacketResult,
 
 def measure(packet: str | Path, peer: str | Path, output: str | Path, *,
             spec_path: str | Path | None = None) -> Outcome:
-    """Validate both packets and their pair; export the packet's metric only if all pass."""
-    checked = _validate_both(packet, peer, ("packet", "peer"), output, spec_path)
+    """Validate both packets and their pair; export the packet's metric only if all pass.
+    An invalid peer adds ``pair.peer-invalid``: the packet itself may be valid."""
+    checked = _validate_both(packet, peer, ("packet", "peer"), output, spec_path,
+                             peer_check=True)
     return _finish(checked[0], receipts.measure_receipt, *checked[1:])
 
 
 def validate_pair(baseline: str | Path, candidate: str | Path, output: str | Path, *,
                   spec_path: str | Path | None = None) -> Outcome:
-    """Validate both packets and their pair; record both metrics under "pair" only if all pass."""
-    checked = _validate_both(baseline, candidate, ("baseline", "candidate"), output, spec_path)
+    """Validate both packets and their pair; record both metrics under "pair" only if all
+    pass. Both packets are subjects here: each one's violations are listed under its role,
+    with no ``pair.peer-invalid``."""
+    checked = _validate_both(baseline, candidate, ("baseline", "candidate"), output,
+                             spec_path, peer_check=False)
     return _finish(checked[0], receipts.pair_receipt, *checked[1:])
-

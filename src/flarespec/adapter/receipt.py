@@ -1,22 +1,45 @@
-"""Receipts: the machine contract of a run, written atomically.
+"""Receipts: the machine contract of a run, where they may go, and how they are written.
 
 Schema ``flarespec-receipt-v1`` is documented in docs/receipt.md. A receipt holds a metric
 value only when its status is "pass"; a rejection carries every violation and no metric,
 no samples, no per-packet values.
+
+The output path is checked before any packet is read (:func:`check_output`): never inside a
+packet root, never over anything but a regular file, never through a symlink. The receipt is
+then written to a fresh temporary file beside the target, fsynced and renamed over it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import platform
-import tempfile
+import secrets
+import stat
+from collections import Counter
 from pathlib import Path
 
 import flarespec
 from flarespec.engine.hooks import module_digest
 
 RECEIPT_SCHEMA = "flarespec-receipt-v1"
+RECEIPT_MODE = 0o666  # like any file a user writes: the umask (or a default ACL) decides
+TEMPORARY_ATTEMPTS = 16  # fresh random temporary names tried before giving up
+_TEMPORARY_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                    | getattr(os, "O_CLOEXEC", 0))
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISSOCK, "a socket"))
+
+
+class OutputRefused(Exception):
+    """The receipt path is not a safe place for a receipt: nothing is written anywhere."""
+
+
+class ReceiptUnwritable(Exception):
+    """The receipt could not be serialized or written; nothing is left behind."""
 
 
 def nest(dotted_key: str, value) -> dict:
@@ -48,10 +71,13 @@ def validator_identity(results) -> dict:
 
 
 def packet_record(result, *, with_values: bool) -> dict:
+    """One packet's record. ``entry`` is absolute but not resolved: a packet is the root
+    directory its path names (a symlinked packet.json does not move it), and abspath never
+    touches the file system, so a broken entry (a loop, a directory) cannot make it fail."""
     entry = Path(result.entry)
     record = {
         "role": result.role,
-        "entry": str(entry.resolve()) if entry.exists() else str(entry),
+        "entry": os.path.abspath(entry),
         "valid": result.ok,
         "spec": result.spec.id if result.spec else None,
     }
@@ -96,10 +122,25 @@ def _header(command: str, passed: bool) -> dict:
             "status": "pass" if passed else "rejected"}
 
 
+def _truncated(results) -> list[dict]:
+    """Rules whose violations were not all kept (the report caps them per rule): how many
+    the receipt lists and how many there were. Counted only when something was cut."""
+    rows = []
+    for result in results:
+        suppressed = result.report.suppressed
+        if not suppressed:
+            continue
+        kept = Counter(v.rule for v in (*result.violations, *result.report.warnings))
+        rows.extend({"packet": result.role, "rule": rule, "kept": kept[rule],
+                     "total": kept[rule] + extra} for rule, extra in suppressed.items())
+    return rows
+
+
 def _trailer(results, pair_violations) -> dict:
     violations, warnings = _violations(results, pair_violations)
-    return {"violations": violations, "warnings": warnings,
-            "validator": validator_identity(results), "limits": _limits(results)}
+    return {"violations": violations, "violations_truncated": _truncated(results),
+            "warnings": warnings, "validator": validator_identity(results),
+            "limits": _limits(results)}
 
 
 def _metric_value(result) -> dict:
@@ -128,18 +169,139 @@ def pair_receipt(baseline, candidate, pair_violations, passed: bool) -> dict:
     return receipt
 
 
-def write_atomically(target: Path, receipt: dict) -> None:
-    """Write to a temporary file beside the target, fsync, then rename over it."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(receipt, indent=2, sort_keys=False, allow_nan=False) + "\n"
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                                         dir=target.parent)
+# ------------------------------------------------------------------ where a receipt goes
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def packet_roots(entry: str | Path) -> set[str]:
+    """Every directory through which a packet's files are reached: its root as named
+    (absolute, not resolved), that root resolved, and the directory of the resolved entry
+    file (a symlinked packet.json may live in a subfolder, or elsewhere)."""
+    given = os.fspath(Path(entry).parent)
+    return {os.path.abspath(given), os.path.realpath(given),
+            os.path.dirname(os.path.realpath(entry))}
+
+
+def _kind_problem(target: Path) -> str | None:
+    """Why ``target`` may not be replaced by a receipt, or None when it may (absent, or a
+    regular file). A symlink is refused whatever it points to, even nothing or itself."""
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        mode = os.lstat(target).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None  # nothing there yet; the writer reports a parent it cannot create
+    except OSError as problem:
+        reason = "a symlink loop" if problem.errno == errno.ELOOP else problem.strerror
+        return f"it cannot be inspected ({reason})"
+    if stat.S_ISLNK(mode):
+        return "it is a symbolic link (receipts are never written through one)"
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _FILE_KINDS if test(mode)), "an unknown file type")
+    return f"it is not a regular file ({kind})"
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return found.st_dev, found.st_ino
+
+
+def _root_holding(named: str, target: str, roots: set[str]) -> str | None:
+    """The root that the output lies in, if any: by path (the output as named and with its
+    directory resolved), then by identity of every existing directory above the target
+    (the same directory reached another way, e.g. through a bind mount)."""
+    for root in sorted(roots):
+        if _inside(named, root) or _inside(target, root):
+            return root
+    by_identity = {identity: root for root in sorted(roots) if (identity := _identity(root))}
+    directory = os.path.dirname(target)
+    while True:
+        root = by_identity.get(_identity(directory))
+        if root is not None:
+            return root
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def check_output(output: str | Path, *entries: str | Path) -> Path:
+    """The path a receipt for these packets will be written to: ``output`` with its
+    directory resolved. Refused (:class:`OutputRefused`) when the output lies inside any
+    root of any packet (:func:`packet_roots`, :func:`_root_holding`), or when something
+    other than a regular file is there (:func:`_kind_problem`)."""
+    given = Path(output)
+    if not given.name:
+        raise OutputRefused(f"output {str(output)!r} names no file")
+    target = Path(os.path.realpath(given.parent)) / given.name
+    roots = set().union(*(packet_roots(entry) for entry in entries))
+    root = _root_holding(os.path.abspath(given), os.fspath(target), roots)
+    if root is not None:
+        raise OutputRefused(f"output {output} lies inside the packet root {root}; "
+                            f"receipts are written outside packets")
+    problem = _kind_problem(target)
+    if problem is not None:
+        raise OutputRefused(f"output {output}: {problem}")
+    return target
+
+
+# ------------------------------------------------------------------ writing
+
+
+def _serialize(receipt: dict) -> bytes:
+    try:
+        return (json.dumps(receipt, indent=2, allow_nan=False) + "\n").encode("utf-8")
+    except (TypeError, ValueError, RecursionError) as problem:  # a bug, never a partial file
+        raise ReceiptUnwritable(f"the receipt cannot be serialized as JSON: {problem}") from None
+
+
+def _create_temporary(directory: Path, name: str) -> tuple[int, Path]:
+    """A new file beside the target, created with RECEIPT_MODE so the umask applies."""
+    for _ in range(TEMPORARY_ATTEMPTS):
+        temporary = directory / f".{name}.{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(temporary, _TEMPORARY_FLAGS, RECEIPT_MODE), temporary
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(directory))
+
+
+def write_atomically(target: Path, receipt: dict) -> None:
+    """Write to a temporary file beside the target, fsync, then rename over it.
+    Raises :class:`ReceiptUnwritable` (nothing left behind) when that fails."""
+    data = _serialize(receipt)
+    temporary = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = _create_temporary(target.parent, target.name)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, target)
+    except OSError as problem:
+        _discard(temporary)
+        raise ReceiptUnwritable(f"cannot write the receipt {target}: "
+                                f"{_reason(problem, target)}") from None
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        _discard(temporary)
         raise
+
+
+def _reason(problem: OSError, target: Path) -> str:
+    """The error in words, naming the path it concerns when that is not the target."""
+    reason = problem.strerror or str(problem)
+    if problem.filename and os.fspath(problem.filename) != os.fspath(target):
+        reason += f" ({problem.filename})"
+    return reason
+
+
+def _discard(temporary: Path | None) -> None:
+    if temporary is not None:
+        with contextlib.suppress(OSError):
+            temporary.unlink()

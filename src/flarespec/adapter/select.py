@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +27,8 @@ _compiled: dict[tuple, CompiledSpec] = {}
 
 def compile_file(path: str | Path) -> CompiledSpec:
     """Compile a spec file (its parents found beside it and among the bundled specs)."""
-    path = Path(path).resolve()
+    # realpath, unlike resolve(), leaves a symlink loop as it is: read_spec_file reports it
+    path = Path(os.path.realpath(path))
     key = ("file", str(path), path.stat().st_mtime_ns if path.exists() else 0)
     if key not in _compiled:
         library, spec_file = SpecLibrary.for_file(path)

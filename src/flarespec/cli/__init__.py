@@ -1,19 +1,24 @@
 """The command line: parse arguments, call the library, print, exit.
 
 Commands stay thin; heavy imports happen inside the command that needs them so that
-``flarespec --help`` starts fast. Exit codes: 0 pass, 2 rejected evidence or a wrong
-command line (click's usage errors also exit 2, with no receipt).
+``flarespec --help`` starts fast. Exit codes: 0 pass, 2 rejected evidence (with a receipt)
+or no receipt at all: a wrong command line (click's usage errors), a refused output, a
+receipt that cannot be written, an internal error. Never a traceback (``--verbose`` shows
+one for an internal error).
 """
 
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 import click
 
 EXIT_REJECTED = 2
 
-PACKET = click.Path(dir_okay=False, path_type=str)
+# A packet path is not checked here: a missing, unreadable or non-regular packet.json
+# (even a directory) is evidence, reported in a rejection receipt, not a usage error.
+PACKET = click.Path(path_type=str)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -32,34 +37,62 @@ def main():
     """
 
 
-def _run_guarded(action, quiet: bool):
+_RECEIPT_OPTIONS = (
+    click.option("--output", required=True, type=click.Path(path_type=str),
+                 help="Receipt path: outside both packet roots, not a symlink, and a "
+                      "regular file if it exists (it is replaced)."),
+    click.option("--spec", "spec_path", type=click.Path(exists=True, dir_okay=False),
+                 help="Validate against this spec file instead of choosing by the "
+                      "packet's revision."),
+    click.option("--quiet", "-q", is_flag=True,
+                 help="No summary on stderr (the receipt is still written)."),
+    click.option("--verbose", "-v", is_flag=True,
+                 help="Every violation on stderr, with file:line or location, expected "
+                      "and actual (the receipt is the same)."),
+)
+
+
+def receipt_options(command):
+    """The options every receipt-writing command shares, declared once."""
+    for option in reversed(_RECEIPT_OPTIONS):
+        command = option(command)
+    return command
+
+
+def _run_guarded(action, quiet: bool, verbose: bool):
     """Run a receipt-writing action; refuse bad outputs; never show a traceback."""
-    from flarespec.adapter.commands import OutputRefused
+    from flarespec.adapter.commands import OutputRefused, ReceiptUnwritable
     from flarespec.cli.summary import render
 
+    if quiet and verbose:
+        raise click.UsageError("--quiet and --verbose exclude each other")
     try:
         outcome = action()
     except OutputRefused as refused:
-        click.echo(f"flarespec: refused: {refused}; nothing was written", err=True)
-        sys.exit(EXIT_REJECTED)
-    except OSError as problem:
-        click.echo(f"flarespec: cannot write the receipt: {problem}", err=True)
-        sys.exit(EXIT_REJECTED)
+        _fail(f"refused: {refused}; nothing was written")
+    except ReceiptUnwritable as problem:
+        _fail(f"{problem}; no receipt was written")
+    except Exception as bug:  # a bug: say so, exit 2 (never a metric), traceback on -v
+        if verbose:
+            import traceback
+            traceback.print_exc()
+        _fail(f"internal error: {type(bug).__name__}: {bug}; no receipt was written")
     if not quiet:
-        click.echo(render(outcome.receipt, outcome.output), err=True)
+        click.echo(render(outcome.receipt, outcome.output, verbose=verbose), err=True)
     sys.exit(outcome.exit_code)
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"flarespec: {message}", err=True)
+    sys.exit(EXIT_REJECTED)
 
 
 @main.command()
 @click.option("--packet", required=True, type=PACKET, help="The packet to measure (its packet.json).")
 @click.option("--peer", required=True, type=PACKET,
               help="The packet it is compared with; may be the packet itself.")
-@click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=str),
-              help="Receipt path; must lie outside both packet roots.")
-@click.option("--spec", "spec_path", type=click.Path(exists=True, dir_okay=False),
-              help="Validate against this spec file instead of choosing by the packet's revision.")
-@click.option("--quiet", "-q", is_flag=True, help="No summary on stderr (the receipt is still written).")
-def measure(packet, peer, output, spec_path, quiet):
+@receipt_options
+def measure(packet, peer, output, spec_path, quiet, verbose):
     """Validate PACKET and PEER in full, then export PACKET's metric.
 
     Both packets must pass every rule and match on every pair identity of the spec;
@@ -67,18 +100,14 @@ def measure(packet, peer, output, spec_path, quiet):
     """
     from flarespec.adapter.commands import measure as run
 
-    _run_guarded(lambda: run(packet, peer, output, spec_path=spec_path), quiet)
+    _run_guarded(lambda: run(packet, peer, output, spec_path=spec_path), quiet, verbose)
 
 
 @main.command("validate-pair")
 @click.option("--baseline", required=True, type=PACKET, help="The baseline packet.json.")
 @click.option("--candidate", required=True, type=PACKET, help="The candidate packet.json.")
-@click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=str),
-              help="Receipt path; must lie outside both packet roots.")
-@click.option("--spec", "spec_path", type=click.Path(exists=True, dir_okay=False),
-              help="Validate against this spec file instead of choosing by revision.")
-@click.option("--quiet", "-q", is_flag=True, help="No summary on stderr.")
-def validate_pair(baseline, candidate, output, spec_path, quiet):
+@receipt_options
+def validate_pair(baseline, candidate, output, spec_path, quiet, verbose):
     """Validate BASELINE and CANDIDATE in full and check that they are comparable.
 
     On pass the receipt records both packets' identities and metric values under "pair"
@@ -86,7 +115,8 @@ def validate_pair(baseline, candidate, output, spec_path, quiet):
     """
     from flarespec.adapter.commands import validate_pair as run
 
-    _run_guarded(lambda: run(baseline, candidate, output, spec_path=spec_path), quiet)
+    _run_guarded(lambda: run(baseline, candidate, output, spec_path=spec_path), quiet,
+                 verbose)
 
 
 @main.command()

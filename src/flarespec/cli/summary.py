@@ -1,43 +1,112 @@
-"""Human-readable summaries for stderr. The receipt, not this text, is the machine contract."""
+"""Human-readable summaries for stderr. The receipt, not this text, is the machine contract.
+
+The default summary groups violations by packet and rule and shows a few of each; the
+verbose one shows every violation the receipt lists with its place (``file:line`` when the
+line is known, else the file and its location), expected and actual values, so that a
+person can find the broken byte without opening the receipt.
+"""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
-MAX_PER_RULE = 5
+MAX_PER_RULE = 5  # violations shown per rule without --verbose
 
 
-def render(receipt: dict, output) -> str:
-    command, status = receipt["command"], receipt["status"]
-    lines = []
-    if status == "pass":
-        if command == "measure":
-            metric = receipt["packet"]["metric"]
-            lines.append(f"flarespec {command}: PASS  {metric['key']} = {metric['value']} "
-                         f"{metric['unit']}")
-        else:
-            lines.append(f"flarespec {command}: PASS")
-            for role in ("baseline", "candidate"):
-                metric = receipt["pair"][role].get("metric", {})
-                lines.append(f"  {role}: {metric.get('key')} = {metric.get('value')} "
-                             f"{metric.get('unit', '')}")
+def where(entry: dict) -> str:
+    """``file:line location`` as far as known; the location is left out when it only
+    repeats the line."""
+    file, line, location = entry.get("file"), entry.get("line"), entry.get("location")
+    if line is not None:
+        place = f"{file}:{line}" if file else f"line {line}"
     else:
-        violations = receipt["violations"]
-        by_rule = defaultdict(list)
-        for violation in violations:
-            by_rule[(violation["packet"], violation["rule"])].append(violation)
-        lines.append(f"flarespec {command}: REJECTED  {len(violations)} violation"
-                     f"{'s' * (len(violations) != 1)} of {len(by_rule)} rule"
-                     f"{'s' * (len(by_rule) != 1)}; no metric exported")
-        for (packet, rule), found in by_rule.items():
-            lines.append(f"  [{packet}] {rule} ({len(found)})")
-            for violation in found[:MAX_PER_RULE]:
-                where = " ".join(str(part) for part in (violation.get("file"),
-                                                         violation.get("location")) if part)
-                lines.append(f"      {where + ': ' if where else ''}{violation['message']}")
-            if len(found) > MAX_PER_RULE:
-                lines.append(f"      … and {len(found) - MAX_PER_RULE} more (see the receipt)")
-    if receipt.get("warnings"):
-        lines.append(f"  warnings: {len(receipt['warnings'])} (see the receipt)")
+        place = file
+    if location == f"line {line}":
+        location = None
+    return " ".join(str(part) for part in (place, location) if part)
+
+
+def _value(value) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _details(entry: dict) -> list[str]:
+    """The verbose lines under one violation: expected (and where it was read), actual."""
+    lines = []
+    if "expected" in entry:
+        source = entry.get("expected_from")
+        origin = f" (from {where(source)})" if isinstance(source, dict) and where(source) else ""
+        lines.append(f"          expected{origin}: {_value(entry['expected'])}")
+    if "actual" in entry:
+        lines.append(f"          actual: {_value(entry['actual'])}")
+    if entry.get("binding"):
+        lines.append(f"          in: {entry['binding']}")
+    return lines
+
+
+def _one(entry: dict, verbose: bool) -> list[str]:
+    place = where(entry)
+    lines = [f"      {place + ': ' if place else ''}{entry['message']}"]
+    return lines + _details(entry) if verbose else lines
+
+
+def _pass_lines(receipt: dict) -> list[str]:
+    command = receipt["command"]
+    if command == "measure":
+        metric = receipt["packet"]["metric"]
+        return [f"flarespec {command}: PASS  {metric['key']} = {metric['value']} "
+                f"{metric['unit']}"]
+    lines = [f"flarespec {command}: PASS"]
+    for role in ("baseline", "candidate"):
+        metric = receipt["pair"][role].get("metric", {})
+        lines.append(f"  {role}: {metric.get('key')} = {metric.get('value')} "
+                     f"{metric.get('unit', '')}")
+    return lines
+
+
+def _rejection_lines(receipt: dict, verbose: bool) -> list[str]:
+    violations = receipt["violations"]
+    by_rule = defaultdict(list)
+    for violation in violations:
+        by_rule[(violation["packet"], violation["rule"])].append(violation)
+    cut = {(row["packet"], row["rule"]): row for row in receipt.get("violations_truncated", [])}
+    total = len(violations) + sum(row["total"] - row["kept"] for row in cut.values())
+    lines = [f"flarespec {receipt['command']}: REJECTED  {total} violation"
+             f"{'s' * (total != 1)} of {len(by_rule)} rule{'s' * (len(by_rule) != 1)}; "
+             f"no metric exported"]
+    for key, found in by_rule.items():
+        row = cut.get(key)
+        lines.append(f"  [{key[0]}] {key[1]} ({row['total'] if row else len(found)})")
+        shown = found if verbose else found[:MAX_PER_RULE]
+        for violation in shown:
+            lines.extend(_one(violation, verbose))
+        if len(found) > len(shown):
+            lines.append(f"      … and {len(found) - len(shown)} more (see the receipt)")
+        if row:
+            lines.append(f"      … {row['total'] - row['kept']} more not kept "
+                         f"(rule {row['rule']}: total {row['total']})")
+    return lines
+
+
+def _warning_lines(receipt: dict, verbose: bool) -> list[str]:
+    warnings = receipt.get("warnings") or []
+    if not warnings:
+        return []
+    if not verbose:
+        return [f"  warnings: {len(warnings)} (see the receipt)"]
+    lines = [f"  warnings: {len(warnings)}"]
+    for warning in warnings:
+        lines.append(f"  [{warning['packet']}] {warning['rule']}")
+        lines.extend(_one(warning, verbose))
+    return lines
+
+
+def render(receipt: dict, output, *, verbose: bool = False) -> str:
+    if receipt["status"] == "pass":
+        lines = _pass_lines(receipt)
+    else:
+        lines = _rejection_lines(receipt, verbose)
+    lines.extend(_warning_lines(receipt, verbose))
     lines.append(f"receipt: {output}")
     return "\n".join(lines)
