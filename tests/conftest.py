@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import HealthCheck, Phase, settings
 
 FLARE_SPEC_ID = "flare/bce032c0"
+
+# Hypothesis profiles (docs/testing.md). "ci", the default: few examples, derandomized
+# (the same examples on every run, no example database) and not shrunk (shrinking whole
+# packets takes minutes), so the suite is stable and quick. "thorough", opt-in with
+# FLARESPEC_HYPOTHESIS_PROFILE=thorough: many random examples, failures shrunk.
+# Examples measure whole packets (0.1-0.3 s each): no deadline, and slow data is expected.
+HYPOTHESIS_PROFILE_VARIABLE = "FLARESPEC_HYPOTHESIS_PROFILE"
+_SLOW_IS_EXPECTED = [HealthCheck.too_slow, HealthCheck.data_too_large]
+settings.register_profile("ci", max_examples=30, deadline=None, derandomize=True, database=None,
+                          phases=[Phase.explicit, Phase.reuse, Phase.generate],
+                          print_blob=True, suppress_health_check=_SLOW_IS_EXPECTED)
+settings.register_profile("thorough", max_examples=1000, deadline=None, database=None,
+                          print_blob=True, suppress_health_check=_SLOW_IS_EXPECTED)
+settings.load_profile(os.environ.get(HYPOTHESIS_PROFILE_VARIABLE, "ci"))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: reads or builds tens of megabytes (deselect: -m 'not slow')")
 
 
 @pytest.fixture(scope="session")
@@ -20,7 +41,7 @@ def flare_constants(flare_spec):
 
 
 @pytest.fixture
-def packet_pair(tmp_path, flare_constants):
-    from flarespec.fixtures.writer import write_pair
+def packet_pair(tmp_path, flare_spec):
+    from flarespec.fixtures.writers import write_pair
 
-    return write_pair(tmp_path / "packets", flare_constants)
+    return write_pair(tmp_path / "packets", flare_spec)
