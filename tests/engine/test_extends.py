@@ -1,8 +1,7 @@
-"""``extends`` resolution, the resolved spec's plain form and digest, and ``spec diff``."""
+"""``extends`` resolution, the resolved spec's plain form and digest."""
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -14,11 +13,11 @@ from bounded_call import finishes_within
 
 from flarespec.engine.evaluate import evaluate
 from flarespec.spec.compile import compile_spec
-from flarespec.spec.diff import diff_specs, render_diff
 from flarespec.spec.errors import SpecInvalid
 from flarespec.spec import load
+from flarespec.spec.literals import literal_constant_warnings
 from flarespec.spec.load import SpecLibrary, bundled_spec_dir
-from flarespec.spec.resolve import resolve
+from flarespec.spec.resolve import dropped_document_references, resolve
 from flarespec.spec.yamlmarks import MarkedDict, MarkedList
 
 TOY = Path(__file__).parent / "toy"
@@ -344,150 +343,331 @@ def test_toy_next_extends_toy_base():
     compile_spec(spec)
 
 
-def test_toy_next_diff_from_toy_base():
-    result = diff_specs(toy("toy/base").plain(), toy("toy/next").plain())
-    assert (result["old"], result["new"]) == ("toy/base", "toy/next")
-    assert result["summary"] == {"tightening": 1, "loosening": 2, "review": 3, "neutral": 2}
-    assert [(c["class"], c["subject"], c["change"]) for c in result["changes"]] == [
-        ("tightening", "rule toy.item.sku", "added (error)"),
-        ("loosening", "rule toy.item.colour", "one_of widened"),
-        ("loosening", "rule toy.shelf.total", "removed"),
-        ("review", "constant colours", "changed"),
-        ("review", "constant shelf_count", "changed"),
-        ("review", "rule toy.index.shelves", "order_equals argument changed"),
-        ("neutral", "rule toy.item.colour", "description reworded"),
-        ("neutral", "rule toy.item.colour", "message reworded")]
-    text = render_diff(result)
-    assert text.splitlines()[0] == \
-        "spec diff toy/base -> toy/next: 1 tightening, 2 loosening, 3 review, 2 neutral"
-    assert "  loosening   rule toy.shelf.total: removed" in text.splitlines()
+# --------------------------------------------------------------------------- path filters
+
+FILTERED = """\
+flarespec: 1
+id: toy/filtered
+title: Paths from a dotted-key constant
+constants:
+  field: {key: stats.mean_count}
+documents:
+  doc: {loader: json, entry: true, rule: toy.doc}
+rules:
+  - id: toy.mean.pointer
+    description: The mean, addressed by a pointer built from the constant.
+    given: "doc:/groups/0${field.key|pointer}"
+    assert: {range: {min: 0}}
+  - id: toy.mean.jsonpath
+    description: The mean, addressed by a JSONPath built from the constant.
+    given: "doc:${field.key|jsonpath}"
+    assert: {type: integer}
+  - id: toy.mean.whole
+    description: A whole-string filter is the path itself.
+    given: "doc:$.name"
+    assert: {not: {equals: "${field.key|pointer}"}}
+"""
 
 
-# --------------------------------------------------------------------------- spec diff
-
-BASE = {"id": "toy/old", "constants": {"n": 1}, "rules": [
-    {"id": "toy.a", "description": "A.", "given": "doc:$.a", "assert": {"one_of": [1, 2]}},
-    {"id": "toy.b", "description": "B.", "given": "doc:$.b", "assert": {"range": {"min": 0,
-                                                                                  "max": 9}}},
-    {"id": "toy.c", "description": "C.", "given": "doc:$", "assert": {
-        "formula": {"expr": "a == b", "rel_tol": 1e-9}}},
-    {"id": "toy.d", "description": "D.", "given": "doc:$.d", "assert": {"equals": "x"}},
-]}
+def test_pointer_and_jsonpath_filters_build_paths_from_a_dotted_key(tmp_path):
+    library = library_of(tmp_path, {"filtered.yaml": FILTERED})
+    rules = {r["id"]: r for r in resolve(library.get("toy/filtered"), library).plain()["rules"]}
+    assert rules["toy.mean.pointer"]["given"] == "doc:/groups/0/stats/mean_count"
+    assert rules["toy.mean.jsonpath"]["given"] == "doc:$.stats.mean_count"
+    assert rules["toy.mean.whole"]["assert"] == {"not": {"equals": "/stats/mean_count"}}
 
 
-def changed(mutate):
-    new = copy.deepcopy(BASE)
-    new["id"] = "toy/new"
-    mutate(new)
-    return [(c["class"], c["subject"], c["change"], c["old"], c["new"])
-            for c in diff_specs(BASE, new)["changes"]]
+def test_a_child_renaming_the_dotted_key_moves_every_path(tmp_path):
+    child = """\
+        flarespec: 1
+        id: toy/filtered-child
+        extends: toy/filtered
+        title: Renamed field
+        constants:
+          field: {key: summary.average}
+    """
+    library = library_of(tmp_path, {"filtered.yaml": FILTERED, "filtered-child.yaml": child})
+    spec = compile_spec(resolve(library.get("toy/filtered-child"), library))
+    both = {"stats": {"mean_count": 1}, "summary": {"average": -1.5}}
+    (tmp_path / "doc.json").write_text(json.dumps({"name": "x", "groups": [both], **both}))
+    parent = compile_spec(resolve(library.get("toy/filtered"), library))
+    assert evaluate(parent, tmp_path / "doc.json").violations == []
+    report = evaluate(spec, tmp_path / "doc.json")
+    assert [(v.rule, v.location) for v in report.violations] == [
+        ("toy.mean.pointer", "$.groups[0].summary.average"),
+        ("toy.mean.jsonpath", "$.summary.average")]
 
 
-def rule(spec, rule_id):
-    return next(r for r in spec["rules"] if r["id"] == rule_id)
-
-
-def test_diff_no_change():
-    result = diff_specs(BASE, copy.deepcopy(BASE))
-    assert result["changes"] == [] and set(result["summary"].values()) == {0}
-    assert render_diff(result).splitlines()[1] == "  no changes"
-
-
-def test_diff_added_rule_is_tightening_and_added_warning_is_neutral():
-    new_rule = {"id": "toy.e", "description": "E.", "given": "doc:$.e", "assert": {"absent": True}}
-    assert changed(lambda s: s["rules"].append(new_rule)) == [
-        ("tightening", "rule toy.e", "added (error)", None, new_rule)]
-    warning = {**new_rule, "severity": "warning"}
-    assert changed(lambda s: s["rules"].append(warning)) == [
-        ("neutral", "rule toy.e", "added (warning)", None, warning)]
-
-
-def test_diff_removed_rule_is_loosening():
-    assert changed(lambda s: s["rules"].pop(0)) == [
-        ("loosening", "rule toy.a", "removed", BASE["rules"][0], None)]
-
-
-@pytest.mark.parametrize("before, after, kind", [
-    (None, "warning", "loosening"), ("error", "warning", "loosening"),
-    ("warning", "error", "tightening"), ("warning", None, "tightening"),
+@pytest.mark.parametrize("text, message", [
+    ("${field.key|pointr}", "unknown filter |pointr in ${field.key|pointr}; known: |pointer, |jsonpath"),
+    ("${field|pointer}", "${field|pointer} needs a dotted key such as 'a.b_c' (names of letters, "
+                         "digits and _ joined by dots), got {'key': 'stats.mean_count'}"),
+    ("${bad.key|jsonpath}", "${bad.key|jsonpath} needs a dotted key such as 'a.b_c' (names of "
+                            "letters, digits and _ joined by dots), got 'a/b'"),
 ])
-def test_diff_severity(before, after, kind):
-    old = copy.deepcopy(BASE)
-    if before:
-        rule(old, "toy.a")["severity"] = before
-    new = copy.deepcopy(BASE)
-    if after:
-        rule(new, "toy.a")["severity"] = after
-    [change] = diff_specs(old, new)["changes"]
-    assert (change["class"], change["subject"], change["change"], change["old"],
-            change["new"]) == (kind, "rule toy.a", "severity changed", before or "error",
-                               after or "error")
+def test_a_filter_needs_a_known_name_and_a_dotted_key(tmp_path, text, message):
+    spec = FILTERED.replace("  field: {key: stats.mean_count}",
+                            "  field: {key: stats.mean_count}\n  bad: {key: a/b}")
+    spec = spec.replace('"doc:${field.key|jsonpath}"', f'"doc:{text}"')
+    issues = resolve_error(tmp_path, {"filtered.yaml": spec}, "toy/filtered")
+    assert issues == [(str(tmp_path / "filtered.yaml"), 16, 5, "spec.constant-filter", message)]
 
 
-@pytest.mark.parametrize("allowed, kind, what", [
-    ([1, 2, 3], "loosening", "one_of widened"),
-    ([1], "tightening", "one_of narrowed"),
-    ([1, 3], "review", "one_of changed"),
+# --------------------------------------------------------------------------- drop_documents
+
+DOCUMENTS_PARENT = PARENT.replace(
+    "  doc: {loader: json, entry: true, rule: toy.doc}\n",
+    "  doc: {loader: json, entry: true, rule: toy.doc}\n"
+    "  extra: {loader: json, path_from: \"doc:$.extra\", rule: toy.extra-file}\n"
+    "  notes: {loader: text, path: \"{extra:$.dir}/notes.txt\"}\n"
+    "iterations:\n"
+    "  entry: {over: \"extra:$.entries[*]\"}\n"
+    "identities:\n"
+    "  extra_digest: {ref: \"extra:@sha256\"}\n") + """\
+  - id: toy.files
+    description: The manifest lists the files.
+    given: "doc:$.files"
+    assert: {manifest_digests: [extra, notes]}
+  - id: toy.extra.value
+    description: The extra file has a value.
+    given: "extra:$.value"
+    assert: {type: integer}
+    message: "{extra:$.value} is not an integer"
+"""
+
+
+def test_a_child_drops_a_document_and_the_rules_using_it(tmp_path):
+    child = """\
+        flarespec: 1
+        id: toy/child
+        extends: toy/parent
+        title: Without the extra file
+        drop_documents: [extra, notes]
+        drop_rules: [toy.files, toy.extra.value]
+        iterations: {entry: {over: "doc:$.entries[*]"}}
+        identities: {extra_digest: {ref: "doc:@sha256"}}
+    """
+    library = library_of(tmp_path, {"parent.yaml": DOCUMENTS_PARENT, "child.yaml": child})
+    spec = resolve(library.get("toy/child"), library)
+    assert set(spec.plain()["documents"]) == {"doc"}
+    assert dropped_document_references(spec) == []
+    assert set(compile_spec(spec).documents) == {"doc"}
+    assert "drop_documents" not in spec.plain()
+
+
+def test_every_reference_to_a_dropped_document_is_named_at_once(tmp_path):
+    child = "flarespec: 1\nid: toy/child\nextends: toy/parent\ntitle: Forgetful\n" \
+            "drop_documents: [extra]\n"
+    library = library_of(tmp_path, {"parent.yaml": DOCUMENTS_PARENT, "child.yaml": child})
+    spec = resolve(library.get("toy/child"), library)
+    parent, dropped = str(tmp_path / "parent.yaml"), f"{tmp_path / 'child.yaml'}:5:18"
+    found = [(i.mark.file, i.mark.line, i.mark.column, i.code, i.message)
+             for i in dropped_document_references(spec)]
+    assert found == [
+        (parent, 13, 25, "spec.dropped-document",
+         f"document 'notes' reads document 'extra', which toy/child drops (at {dropped}): "
+         "'{extra:$.dir}/notes.txt'"),
+        (parent, 15, 11, "spec.dropped-document",
+         f"iteration 'entry' reads document 'extra', which toy/child drops (at {dropped}): "
+         "'extra:$.entries[*]'"),
+        (parent, 17, 18, "spec.dropped-document",
+         f"identity 'extra_digest' reads document 'extra', which toy/child drops (at {dropped}): "
+         "'extra:@sha256'"),
+        (parent, 34, 33, "spec.dropped-document",
+         f"rule 'toy.files' lists document 'extra' in manifest_digests, which toy/child drops "
+         f"(at {dropped})"),
+        (parent, 37, 5, "spec.dropped-document",
+         f"rule 'toy.extra.value' reads document 'extra', which toy/child drops (at {dropped}): "
+         "'extra:$.value'"),
+        (parent, 39, 5, "spec.dropped-document",
+         f"rule 'toy.extra.value' reads document 'extra', which toy/child drops (at {dropped}): "
+         "'{extra:$.value} is not an integer'"),
+    ]
+    with pytest.raises(SpecInvalid) as caught:
+        compile_spec(spec)
+    assert {(i.mark.line, i.code) for i in caught.value.issues} >= {
+        (13, "spec.unknown-target"), (15, "spec.unknown-target"), (37, "spec.unknown-target"),
+        (34, "spec.kind-argument")}
+
+
+def test_drop_unknown_document_is_an_error(tmp_path):
+    child = "flarespec: 1\nid: toy/child\nextends: toy/parent\ntitle: T\n" \
+            "drop_documents: [extra, nope]\n"
+    assert resolve_error(tmp_path, {"parent.yaml": DOCUMENTS_PARENT, "child.yaml": child},
+                         "toy/child")[0] == (
+        str(tmp_path / "child.yaml"), 5, 25, "spec.drop-unknown",
+        "drop_documents names 'nope', which no parent defines")
+
+
+def test_a_spec_without_drops_has_no_dropped_references(tmp_path):
+    assert dropped_document_references(resolved(tmp_path, CHILD)) == []
+
+
+# --------------------------------------------------------------------------- renamed_from
+
+RENAMING = """\
+flarespec: 1
+id: toy/child
+extends: toy/parent
+title: Renames
+rules:
+  - id: toy.count.bounded
+    renamed_from: toy.count
+    since: toy/child
+    changed_in: rev-2
+    description: The count is small (renamed).
+    given: "doc:$.count"
+    assert: {range: {max: 3}}
+  - id: toy.schema
+    description: The schema, restated.
+    given: "doc:$.schema"
+    assert: {equals: "${schema}"}
+  - id: toy.new
+    description: New.
+    given: "doc:$.new"
+    assert: {present: true}
+"""
+
+
+def test_a_renamed_rule_replaces_the_old_one_in_place(tmp_path):
+    spec = resolved(tmp_path, RENAMING)
+    rules = spec.plain()["rules"]
+    assert [r["id"] for r in rules] == ["toy.schema", "toy.count.bounded", "toy.name", "toy.new"]
+    assert rules[1] == {"id": "toy.count.bounded", "since": "toy/child", "changed_in": "rev-2",
+                        "description": "The count is small (renamed).",
+                        "given": "doc:$.count", "assert": {"range": {"max": 3}}}
+    assert spec.rule_status == {
+        "toy.schema": {"status": "overridden", "spec": "toy/child"},
+        "toy.count.bounded": {"status": "renamed", "spec": "toy/child", "from": "toy.count"},
+        "toy.name": {"status": "inherited", "spec": "toy/parent"},
+        "toy.new": {"status": "added", "spec": "toy/child"}}
+    assert "toy.count" not in spec.rule_origin
+    compile_spec(spec)
+
+
+def test_rule_status_is_relative_to_the_spec_itself(tmp_path):
+    grandchild = "flarespec: 1\nid: toy/grandchild\nextends: toy/child\ntitle: G\n"
+    library = library_of(tmp_path, {"parent.yaml": PARENT, "child.yaml": RENAMING,
+                                    "grandchild.yaml": grandchild})
+    spec = resolve(library.get("toy/grandchild"), library)
+    assert {rule_id: s["status"] for rule_id, s in spec.rule_status.items()} == dict.fromkeys(
+        ["toy.schema", "toy.count.bounded", "toy.name", "toy.new"], "inherited")
+    assert spec.rule_status["toy.count.bounded"]["spec"] == "toy/child"
+    parent = resolve(library.get("toy/parent"), library)
+    assert {s["status"] for s in parent.rule_status.values()} == {"added"}
+
+
+@pytest.mark.parametrize("old, code, message", [
+    ("toy.nope", "spec.rename-unknown",
+     "rule 'toy.count.bounded' is renamed from 'toy.nope', which no parent defines"),
+    ("toy.schema", "spec.rename-conflict",
+     "rule 'toy.count.bounded' is renamed from 'toy.schema', which this spec also defines"),
 ])
-def test_diff_one_of(allowed, kind, what):
-    def change(spec):
-        rule(spec, "toy.a")["assert"] = {"one_of": allowed}
-    assert changed(change) == [(kind, "rule toy.a", what, [1, 2], allowed)]
+def test_renamed_from_must_name_an_inherited_rule_the_child_does_not_define(
+        tmp_path, old, code, message):
+    child = RENAMING.replace("renamed_from: toy.count", f"renamed_from: {old}")
+    assert resolve_error(tmp_path, {"parent.yaml": PARENT, "child.yaml": child},
+                         "toy/child") == [(str(tmp_path / "child.yaml"), 7, 5, code, message)]
 
 
-@pytest.mark.parametrize("bounds, expected", [
-    ({"min": 1, "max": 9}, [("tightening", "range.min changed", 0, 1)]),
-    ({"min": -1, "max": 9}, [("loosening", "range.min changed", 0, -1)]),
-    ({"min": 0, "max": 10}, [("loosening", "range.max changed", 9, 10)]),
-    ({"min": 0, "max": 8}, [("tightening", "range.max changed", 9, 8)]),
-    ({"min": 0}, [("loosening", "range.max removed", 9, None)]),
-    ({"min": 0, "max": 9, "exclusive_min": 0}, [("tightening", "range.exclusive_min added",
-                                                  None, 0)]),
-])
-def test_diff_range_bounds(bounds, expected):
-    def change(spec):
-        rule(spec, "toy.b")["assert"] = {"range": bounds}
-    assert changed(change) == [(kind, "rule toy.b", what, old, new)
-                               for kind, what, old, new in expected]
+def test_history_fields_are_checked_by_the_meta_schema(tmp_path):
+    child = RENAMING.replace("changed_in: rev-2", "changed_in: 2")
+    library = library_of(tmp_path, {"parent.yaml": PARENT, "child.yaml": child})
+    with pytest.raises(SpecInvalid) as caught:
+        library.get("toy/child")
+    assert [(i.mark.line, i.code, i.message) for i in caught.value.issues] == [
+        (9, "spec.shape", "'changed_in' must be of type string")]
 
 
-@pytest.mark.parametrize("tolerance, kind", [(1e-6, "loosening"), (1e-12, "tightening")])
-def test_diff_formula_tolerance(tolerance, kind):
-    def change(spec):
-        rule(spec, "toy.c")["assert"]["formula"]["rel_tol"] = tolerance
-    assert changed(change) == [(kind, "rule toy.c", "formula.rel_tol changed", 1e-9, tolerance)]
+# --------------------------------------------------------------------------- literal = constant
+
+LITERALS = """\
+flarespec: 1
+id: toy/literals
+title: Literals repeating constants
+constants:
+  schema: toy-v1
+  limit: 250
+  colours: [red, green]
+  field: {key: stats.mean_count}
+  id_format: "s{n}.{kind}"
+documents:
+  doc: {loader: json, entry: true, rule: toy.doc}
+rules:
+  - id: toy.schema
+    description: toy-v1 in prose is fine.
+    given: "doc:$.schema"
+    assert: {equals: toy-v1}
+  - id: toy.limit
+    description: A number at or above the threshold.
+    given: "doc:$.count"
+    assert: {range: {max: 250, min: 1}}
+  - id: toy.colours
+    description: A list.
+    given: "doc:$.colour"
+    assert: {one_of: [red, green]}
+  - id: toy.mean
+    description: Paths spelled from a dotted key.
+    when: {given: "doc:/groups/0/stats/mean_count", present: true}
+    given: "doc:$.stats.mean_count"
+    assert: {type: integer}
+  - id: toy.ids
+    description: A format with its own placeholders.
+    given: "doc:$.id"
+    assert: {equals: {template: "s{item.n}.{item.kind}"}}
+  - id: toy.clean
+    description: Substituted values, small numbers and booleans are not flagged.
+    given: "doc:${field.key|jsonpath}"
+    assert: {one_of: ["${schema}", 0, 1, 2, true]}
+"""
 
 
-def test_diff_formula_expression_change_is_review():
-    def change(spec):
-        rule(spec, "toy.c")["assert"]["formula"]["expr"] = "a <= b"
-    [(kind, subject, what, _, _)] = changed(change)
-    assert (kind, subject, what) == ("review", "rule toy.c", "formula argument changed")
+def test_literals_equal_to_constants_are_warned_at_their_place(tmp_path):
+    library = library_of(tmp_path, {"literals.yaml": LITERALS})
+    spec = library.get("toy/literals")
+    file = str(tmp_path / "literals.yaml")
+    found = [(i.mark.file, i.mark.line, i.mark.column, i.code, i.message)
+             for i in literal_constant_warnings(spec)]
+    assert {i.severity for i in literal_constant_warnings(spec)} == {"warning"}
+    code = "spec.literal-equals-constant"
+    assert found == [
+        (file, 16, 14, code, "'toy-v1' equals a constant: use ${schema}"),
+        (file, 20, 22, code, "250 equals a constant: use ${limit}"),
+        (file, 24, 14, code, "['red', 'green'] equals a constant: use ${colours}"),
+        (file, 27, 12, code, "'doc:/groups/0/stats/mean_count' spells the path "
+                             "'/stats/mean_count' of a constant: use ${field.key|pointer}"),
+        (file, 28, 5, code, "'doc:$.stats.mean_count' spells the path '.stats.mean_count' of "
+                            "a constant: use ${field.key|jsonpath}"),
+        (file, 33, 23, code, "'s{item.n}.{item.kind}' spells the format ${id_format} with its "
+                             "own placeholders: build the value from ${id_format}")]
+    assert literal_constant_warnings(resolve(spec, library)) == literal_constant_warnings(spec)
 
 
-def test_diff_description_is_neutral():
-    assert changed(lambda s: rule(s, "toy.a").update(description="A, reworded.")) == [
-        ("neutral", "rule toy.a", "description reworded", "A.", "A, reworded.")]
+def test_a_childs_literal_repeating_a_parents_constant_is_warned(tmp_path):
+    child = """\
+        flarespec: 1
+        id: toy/child
+        extends: toy/parent
+        title: Child
+        rules:
+          - id: toy.schema
+            description: The schema.
+            given: "doc:$.schema"
+            assert: {equals: toy-v1}
+    """
+    spec = resolved(tmp_path, child)
+    assert [(i.mark.line, i.message) for i in literal_constant_warnings(spec)] == [
+        (9, "'toy-v1' equals a constant: use ${schema}")]
+    assert literal_constant_warnings(spec.chain[1]) == []  # the parent writes ${schema}
 
 
-def test_diff_equals_value_change_is_review():
-    assert changed(lambda s: rule(s, "toy.d").update({"assert": {"equals": "y"}})) == [
-        ("review", "rule toy.d", "equals argument changed", "x", "y")]
-
-
-def test_diff_kind_change_selection_change_and_optional():
-    def change(spec):
-        rule(spec, "toy.d")["assert"] = {"regex": "x"}
-        rule(spec, "toy.a")["given"] = "doc:$.aa"
-        rule(spec, "toy.b")["optional"] = True
-    assert changed(change) == [
-        ("loosening", "rule toy.b", "optional changed", False, True),
-        ("review", "rule toy.a", "given changed", "doc:$.a", "doc:$.aa"),
-        ("review", "rule toy.d", "assertion kind equals -> regex", {"equals": "x"},
-         {"regex": "x"})]
-
-
-def test_diff_constants_are_reviewed():
-    assert changed(lambda s: s["constants"].update(n=2, m=0)) == [
-        ("review", "constant m", "added", None, 0),
-        ("review", "constant n", "changed", 1, 2)]
+def test_a_document_dropped_and_defined_again_later_is_not_dropped(tmp_path):
+    child = "flarespec: 1\nid: toy/child\nextends: toy/parent\ntitle: T\n" \
+            "drop_documents: [extra]\n"
+    grandchild = "flarespec: 1\nid: toy/grandchild\nextends: toy/child\ntitle: G\n" \
+                 "documents:\n  extra: {loader: json, path: extra.json}\n"
+    library = library_of(tmp_path, {"parent.yaml": DOCUMENTS_PARENT, "child.yaml": child,
+                                    "grandchild.yaml": grandchild})
+    spec = resolve(library.get("toy/grandchild"), library)
+    assert spec.dropped_documents == {} and dropped_document_references(spec) == []
+    compile_spec(spec)

@@ -30,6 +30,11 @@ RULE = {
     "args": {"type": "dict", "dependencies": "hook"},
     "message": {"type": "string"},
     "requires": {"type": "list", "schema": {"type": "string", "regex": RULE_ID}},
+    # a child's rule replacing the inherited rule of this id in place, under its own id
+    "renamed_from": {"type": "string", "regex": RULE_ID},
+    # history, kept in the resolved spec: a revision or spec id, free text
+    "since": {"type": "string", "empty": False},
+    "changed_in": {"type": "string", "empty": False},
 }
 
 DOCUMENT = {
@@ -78,6 +83,8 @@ SPEC = {
     "extends": {"type": "string", "regex": SPEC_ID},
     "applies_to": _CONDITION,
     "limits": {"type": "string"},
+    # the registered packet writer of `flarespec fixture write` (inherited through extends)
+    "writer": {"type": "string", "regex": NAME},
     "constants": {"type": "dict", "keysrules": {"type": "string", "regex": NAME}},
     "documents": {"type": "dict", "keysrules": {"type": "string", "regex": NAME},
                   "valuesrules": {"type": "dict", "schema": DOCUMENT}},
@@ -85,6 +92,7 @@ SPEC = {
                    "valuesrules": {"type": "dict", "schema": ITERATION}},
     "rules": {"type": "list", "schema": {"type": "dict", "schema": RULE}},
     "drop_rules": {"type": "list", "schema": {"type": "string", "regex": RULE_ID}},
+    "drop_documents": {"type": "list", "schema": {"type": "string", "regex": NAME}},
     "identities": {"type": "dict", "keysrules": {"type": "string", "regex": NAME}},
     "pair": {"type": "list", "schema": {"type": "dict", "schema": PAIR_RULE}},
     "metric": {"type": "dict", "schema": METRIC},

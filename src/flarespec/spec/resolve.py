@@ -1,11 +1,15 @@
 """``extends`` resolution and constant substitution: many spec files become one flat spec.
 
 A child spec may override constants, documents, iterations and identities by name, replace a
-rule by id (in place), add rules, drop rules by id (``drop_rules``) and replace the metric.
-``${name.path}`` then substitutes constants everywhere: a string that is exactly one
+rule by id (in place), rename an inherited rule (``renamed_from``, in place), add rules, drop
+rules by id (``drop_rules``), drop documents by name (``drop_documents``) and replace the
+metric. ``${name.path}`` then substitutes constants everywhere: a string that is exactly one
 ``${...}`` becomes the constant's value (any type); inside longer text it is interpolated.
+``${name.path|pointer}`` and ``${name.path|jsonpath}`` turn a constant holding a dotted key
+(``a.b``) into ``/a/b`` and ``$.a.b``, so a path into a document is written once, as a
+constant, and every rule reading it follows a change of it.
 The result is plain data with stable rule ids: what ``spec show``, ``spec diff`` and the
-receipt's spec digest see.
+receipt's spec digest see; ``rule_status`` says how the spec itself changed each rule.
 """
 
 from __future__ import annotations
@@ -19,8 +23,16 @@ from flarespec.spec.errors import SpecInvalid, SpecIssue
 from flarespec.spec.load import SpecFile, SpecLibrary
 from flarespec.spec.yamlmarks import MarkedDict, MarkedList, plain
 
-_CONSTANT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)*)\}")
+_CONSTANT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)*)(?:\|([A-Za-z_]+))?\}")
+# A dotted key: member names joined by dots, each safe unquoted in a JSONPath and a pointer.
+DOTTED_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+PATH_FILTERS = {
+    "pointer": lambda dotted: "/" + dotted.replace(".", "/"),
+    "jsonpath": lambda dotted: "$." + dotted,
+}
 _BY_NAME = ("constants", "documents", "iterations", "identities")
+# Merge directives of a spec file: they shape the resolved spec but are not part of it.
+_DIRECTIVES = ("extends", "drop_rules", "drop_documents")
 _HEADER = ("flarespec", "id", "title", "description", "applies_to", "limits")
 
 
@@ -29,6 +41,11 @@ class ResolvedSpec:
     data: dict                       # flat spec, constants substituted (keeps marks)
     chain: list[SpecFile]            # the file itself first, then its ancestors
     rule_origin: dict = field(default_factory=dict)  # rule id -> spec id that defined it
+    # rule id -> {"status": inherited|overridden|added|renamed, "spec": defining spec id,
+    # "from": old id (renamed only)}: how the spec itself (chain[0]) changed each rule
+    rule_status: dict = field(default_factory=dict)
+    # dropped document name -> (Mark of the drop_documents entry, id of the spec dropping it)
+    dropped_documents: dict = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -60,17 +77,17 @@ def resolve(spec: SpecFile, library: SpecLibrary) -> ResolvedSpec:
 
     merged: dict = MarkedDict()
     merged.mark, merged.key_marks = spec.data.mark, {}
-    origin: dict[str, str] = {}
-    issues: list[SpecIssue] = []
+    state = _MergeState()
     for layer in reversed(chain):
-        _merge(merged, layer, origin, issues)
+        _merge(merged, layer, state)
     for key in _HEADER:
         merged.pop(key, None)
         if key in spec.data:
             merged[key] = spec.data[key]
             merged.key_marks[key] = spec.data.key_marks[key]
-    merged.pop("extends", None)
-    merged.pop("drop_rules", None)
+    for key in _DIRECTIVES:
+        merged.pop(key, None)
+    issues = state.issues
     _check_duplicate_ids(merged.get("rules", []), issues)
     constants = merged.get("constants", {})
     for key in list(merged):
@@ -78,7 +95,15 @@ def resolve(spec: SpecFile, library: SpecLibrary) -> ResolvedSpec:
             merged[key] = _substitute(merged[key], constants, issues)
     if issues:
         raise SpecInvalid(issues)
-    return ResolvedSpec(merged, chain, origin)
+    return ResolvedSpec(merged, chain, state.origin, state.status, state.dropped_documents)
+
+
+@dataclass
+class _MergeState:
+    origin: dict = field(default_factory=dict)   # rule id -> spec id that defined it
+    status: dict = field(default_factory=dict)   # rule id -> status of the latest layer
+    dropped_documents: dict = field(default_factory=dict)
+    issues: list = field(default_factory=list)
 
 
 def _looked_beside(library: SpecLibrary, parent_id: str) -> str:
@@ -90,14 +115,17 @@ def _looked_beside(library: SpecLibrary, parent_id: str) -> str:
     return f" (looked for {path}{found}, then among the bundled specs)"
 
 
-def _merge(merged: dict, layer: SpecFile, origin: dict, issues: list) -> None:
+def _merge(merged: dict, layer: SpecFile, state: _MergeState) -> None:
     data = layer.data
+    _drop_documents(merged, layer, state)
     for key in _BY_NAME:
         if key in data:
             target = merged.setdefault(key, _marked_dict(data[key]))
             merged.key_marks[key] = data.key_marks[key]
             target.update(data[key])
             target.key_marks.update(getattr(data[key], "key_marks", {}))
+    for name in data.get("documents", {}):  # a later spec may define a dropped name again
+        state.dropped_documents.pop(name, None)
     for key in ("metric", "pair"):
         if key in data:
             merged[key] = data[key]
@@ -105,25 +133,85 @@ def _merge(merged: dict, layer: SpecFile, origin: dict, issues: list) -> None:
     rules = merged.setdefault("rules", MarkedList())
     if not hasattr(rules, "item_marks"):
         rules.mark, rules.item_marks = data.mark, []
-    for dropped_at, rule_id in enumerate(data.get("drop_rules", [])):
-        index = next((i for i, r in enumerate(rules) if r.get("id") == rule_id), None)
-        if index is None:
-            issues.append(SpecIssue(f"drop_rules names {rule_id!r}, which no parent defines",
-                                    data["drop_rules"].item_marks[dropped_at],
-                                    "spec.drop-unknown"))
-            continue
-        del rules[index]
-        del rules.item_marks[index]
-        origin.pop(rule_id, None)
+    state.status = {rule_id: {"status": "inherited", "spec": state.origin[rule_id]}
+                    for rule_id in state.origin}
+    _drop_rules(rules, layer, state)
+    own_ids = {rule.get("id") for rule in data.get("rules", [])}
     for position, rule in enumerate(data.get("rules", [])):
-        index = next((i for i, r in enumerate(rules) if r.get("id") == rule.get("id")), None)
         mark = data["rules"].item_marks[position]
-        if index is not None and origin.get(rule["id"]) != layer.id:
+        if "renamed_from" in rule:
+            _rename(rules, rule, mark, own_ids, layer, state)
+            continue
+        index = _index_of(rules, rule.get("id"))
+        if index is not None and state.origin.get(rule["id"]) != layer.id:
             rules[index], rules.item_marks[index] = rule, mark  # a child replaces by id
+            state.status[rule["id"]] = {"status": "overridden", "spec": layer.id}
         else:
             rules.append(rule)
             rules.item_marks.append(mark)
-        origin[rule["id"]] = layer.id
+            state.status[rule["id"]] = {"status": "added", "spec": layer.id}
+        state.origin[rule["id"]] = layer.id
+
+
+def _index_of(rules, rule_id) -> int | None:
+    return next((i for i, r in enumerate(rules) if r.get("id") == rule_id), None)
+
+
+def _drop_rules(rules, layer: SpecFile, state: _MergeState) -> None:
+    data = layer.data
+    for dropped_at, rule_id in enumerate(data.get("drop_rules", [])):
+        index = _index_of(rules, rule_id)
+        if index is None:
+            state.issues.append(SpecIssue(
+                f"drop_rules names {rule_id!r}, which no parent defines",
+                data["drop_rules"].item_marks[dropped_at], "spec.drop-unknown"))
+            continue
+        del rules[index]
+        del rules.item_marks[index]
+        state.origin.pop(rule_id, None)
+        state.status.pop(rule_id, None)
+
+
+def _drop_documents(merged: dict, layer: SpecFile, state: _MergeState) -> None:
+    """Remove inherited documents; the rules still reading them are found by
+    ``dropped_document_references`` (lint) and by the compiler (unknown targets)."""
+    data = layer.data
+    documents = merged.get("documents", {})
+    for dropped_at, name in enumerate(data.get("drop_documents", [])):
+        mark = data["drop_documents"].item_marks[dropped_at]
+        if name not in documents:
+            state.issues.append(SpecIssue(
+                f"drop_documents names {name!r}, which no parent defines",
+                mark, "spec.drop-unknown"))
+            continue
+        del documents[name]
+        documents.key_marks.pop(name, None)
+        state.dropped_documents[name] = (mark, layer.id)
+
+
+def _rename(rules, rule, mark, own_ids: set, layer: SpecFile, state: _MergeState) -> None:
+    """``renamed_from: OLD`` replaces the inherited rule OLD in place under the new id."""
+    old = rule["renamed_from"]
+    old_mark = rule.key_marks.get("renamed_from", mark)
+    index = _index_of(rules, old)
+    if old in own_ids:
+        state.issues.append(SpecIssue(
+            f"rule {rule['id']!r} is renamed from {old!r}, which this spec also defines",
+            old_mark, "spec.rename-conflict"))
+        return
+    if index is None or state.origin.get(old) == layer.id:
+        state.issues.append(SpecIssue(
+            f"rule {rule['id']!r} is renamed from {old!r}, which no parent defines",
+            old_mark, "spec.rename-unknown"))
+        return
+    kept = MarkedDict((k, v) for k, v in rule.items() if k != "renamed_from")
+    kept.mark = rule.mark
+    kept.key_marks = {k: m for k, m in rule.key_marks.items() if k != "renamed_from"}
+    rules[index], rules.item_marks[index] = kept, mark
+    state.origin.pop(old, None)
+    state.status.pop(old, None)
+    state.origin[rule["id"]] = layer.id
+    state.status[rule["id"]] = {"status": "renamed", "spec": layer.id, "from": old}
 
 
 def _marked_dict(like) -> MarkedDict:
@@ -176,10 +264,10 @@ def _substitute(value, constants: dict, issues: list, mark=None):
     whole = _CONSTANT.fullmatch(value)
     try:
         if whole:
-            return plain(lookup_constant(constants, whole.group(1)))
+            return plain(_constant_value(constants, whole))
 
         def text_of(found):
-            constant = lookup_constant(constants, found.group(1))
+            constant = _constant_value(constants, found)
             if isinstance(constant, (dict, list)):
                 raise TypeError(found.group(1))
             return str(constant)
@@ -190,4 +278,99 @@ def _substitute(value, constants: dict, issues: list, mark=None):
     except TypeError as bad:
         issues.append(SpecIssue(f"constant ${{{bad.args[0]}}} is a structure; only a whole "
                                 f"string may be replaced by it", mark, "spec.constant-type"))
+    except ValueError as bad:
+        issues.append(SpecIssue(str(bad), mark, "spec.constant-filter"))
     return value
+
+
+def _constant_value(constants: dict, found: re.Match):
+    """The constant a ``${name|filter}`` names, passed through its filter."""
+    name, filter_name = found.group(1), found.group(2)
+    value = lookup_constant(constants, name)
+    if filter_name is None:
+        return value
+    if filter_name not in PATH_FILTERS:
+        raise ValueError(f"unknown filter |{filter_name} in ${{{name}|{filter_name}}}; "
+                         f"known: {', '.join('|' + f for f in PATH_FILTERS)}")
+    if not isinstance(value, str) or not DOTTED_KEY.fullmatch(value):
+        raise ValueError(f"${{{name}|{filter_name}}} needs a dotted key such as 'a.b_c' "
+                         f"(names of letters, digits and _ joined by dots), got {value!r}")
+    return PATH_FILTERS[filter_name](value)
+
+
+# ------------------------------------------------------------------ dropped documents
+_PROSE = frozenset({"description", "clause", "title", "limits", "since", "changed_in"})
+_DROPPED_SECTIONS = ("applies_to", "documents", "iterations", "identities", "rules", "metric")
+
+
+def dropped_document_references(resolved: ResolvedSpec) -> list[SpecIssue]:
+    """Every place of the resolved spec that still reads a document a spec dropped.
+
+    All of them at once, each at its own file:line:column and naming its rule (iteration,
+    identity, document, metric): a reference (``doc:...`` or ``{doc:...}`` in a template) or
+    a kind argument listing document names (``manifest_digests: [doc, ...]``). The compiler
+    reports the same places as unknown targets; this names the drop that caused them.
+    """
+    if not resolved.dropped_documents:
+        return []
+    found: list[SpecIssue] = []
+    for section in _DROPPED_SECTIONS:
+        value = resolved.data.get(section)
+        if section == "rules":
+            for rule in value or ():
+                _find_dropped(rule, f"rule {rule.get('id')!r}", resolved, None, found)
+        elif section in ("documents", "iterations", "identities") and value:
+            singular = section[:-1] if section != "identities" else "identity"
+            for name, entry in value.items():
+                _find_dropped(entry, f"{singular} {name!r}", resolved,
+                              value.key_marks.get(name), found)
+        elif value is not None:
+            _find_dropped(value, section, resolved, resolved.data.key_marks.get(section), found)
+    return found
+
+
+def _find_dropped(value, owner: str, resolved: ResolvedSpec, mark, found: list) -> None:
+    if isinstance(value, dict):
+        marks = getattr(value, "key_marks", {})
+        for key, item in value.items():
+            if key in _PROSE:
+                continue
+            item_mark = marks.get(key, mark)
+            if isinstance(item, list) and _lists_documents(key, item, resolved):
+                _dropped_names(item, owner, key, resolved, item_mark, found)
+            else:
+                _find_dropped(item, owner, resolved, item_mark, found)
+    elif isinstance(value, list):
+        marks = getattr(value, "item_marks", [mark] * len(value))
+        for item, item_mark in zip(value, marks):
+            _find_dropped(item, owner, resolved, item_mark, found)
+    elif isinstance(value, str):
+        for name, (dropped_at, by) in resolved.dropped_documents.items():
+            if re.search(rf"(?:^|\{{){re.escape(name)}:", value):
+                found.append(SpecIssue(
+                    f"{owner} reads document {name!r}, which {by} drops (at {dropped_at}): "
+                    f"{value!r}", mark, "spec.dropped-document"))
+
+
+def _lists_documents(key: str, value: list, resolved: ResolvedSpec) -> bool:
+    """Whether ``key: value`` is an assertion kind whose argument lists document names: its
+    own check accepts the names once the dropped documents exist again."""
+    from flarespec.engine.kinds import KINDS
+
+    kind = KINDS.get(key)
+    if kind is None or not all(isinstance(item, str) for item in value):
+        return False
+    remaining = set(resolved.data.get("documents", {}))
+    return kind.check(value, remaining | set(resolved.dropped_documents)) is None and \
+        kind.check(value, remaining) is not None
+
+
+def _dropped_names(value: list, owner: str, key: str, resolved: ResolvedSpec, mark,
+                   found: list) -> None:
+    marks = getattr(value, "item_marks", [mark] * len(value))
+    for name, item_mark in zip(value, marks):
+        if name in resolved.dropped_documents:
+            dropped_at, by = resolved.dropped_documents[name]
+            found.append(SpecIssue(
+                f"{owner} lists document {name!r} in {key}, which {by} drops (at {dropped_at})",
+                item_mark, "spec.dropped-document"))
