@@ -842,7 +842,8 @@ def test_a_rule_runs_after_the_rules_it_requires(tmp_path):
 
 @pytest.mark.parametrize("requires, code, message", [
     ("[toy.shelf.nope]", "spec.requires-unknown",
-     "requires names 'toy.shelf.nope', which is no rule of this spec"),
+     "requires names 'toy.shelf.nope', which is no rule of this spec (did you mean "
+    "'toy.shelf.other'?)"),
     ("[toy.item.red]", "spec.requires-scope",
      "requires names 'toy.item.red', which runs for each item; a required rule must run once "
      "or over an iteration that encloses this rule's (shelf)"),

@@ -369,7 +369,8 @@ def test_unknown_assertion_kind(tmp_path):
             assert: {equal: 1}
     """))
     assert (line, column, code) == (10, 14, "spec.unknown-kind")
-    assert message.startswith("unknown assertion kind 'equal'; known: absent, count, equals, ")
+    assert message.startswith("unknown assertion kind 'equal' (did you mean 'equals'?); "
+                              "known: absent, count, equals, ")
 
 
 def test_kind_argument_error(tmp_path):
@@ -396,7 +397,7 @@ def test_inner_kind_errors_name_the_inner_key(tmp_path):
 def test_unknown_hook(tmp_path):
     [(line, column, code, message)] = issues(tmp_path, RULE + "    hook: toy.nope\n")
     assert (line, column, code) == (9, 5, "spec.unknown-hook")
-    assert message.startswith("unknown check hook 'toy.nope'; registered: ")
+    assert message.startswith("unknown check hook 'toy.nope'") and "; registered: " in message
 
 
 def test_duplicate_rule_ids(tmp_path):
@@ -437,7 +438,7 @@ def test_unknown_target(tmp_path):
             assert: {equals: {ref: "nodoc:$.x"}}
     """)) == [(10, 23, "spec.unknown-target",
               "'nodoc:$.x' names 'nodoc', which is neither a document, an iteration nor "
-              "'constants'")]
+              "'constants' (did you mean 'doc'?)")]
 
 
 ITERATION_HEAD = HEAD + """\
@@ -468,10 +469,12 @@ def test_unknown_parent_and_each(tmp_path):
     head = ITERATION_HEAD.replace("each: it", "each: nit").replace(
         'over: "doc:$.items[*]"', 'over: "doc:$.items[*]", parent: pit')
     assert issues(tmp_path, "", head=head) == [
-        (6, 23, "spec.unknown-iteration", "each names unknown iteration 'nit'"),
+        (6, 23, "spec.unknown-iteration",
+         "each names unknown iteration 'nit' (did you mean 'it'?)"),
         (6, 34, "spec.unbound-iteration",
          "placeholder {it.name} uses 'it', which is not bound here (bound: none)"),
-        (8, 32, "spec.unknown-iteration", "parent names unknown iteration 'pit'")]
+        (8, 32, "spec.unknown-iteration",
+         "parent names unknown iteration 'pit' (did you mean 'it'?)")]
 
 
 def test_iteration_parent_cycle(tmp_path):
@@ -666,3 +669,69 @@ def test_every_complete_spec_in_the_language_reference_compiles(tmp_path):
         # the complete examples are the toy specs themselves, verbatim
         toy_file = TOY / f"{spec_file.id.split('/')[1]}.yaml"
         assert block == toy_file.read_text()
+
+
+# ------------------------------------------------------------ placeholders, constants, hooks
+
+def test_a_misspelt_binding_metadata_is_found_at_load(tmp_path):
+    rule = RULE.replace("    description", "    for_each: it\n    description")
+    assert issues(tmp_path, rule + "    given: 'doc:/items/{it@idx}'\n    assert: {present: true}\n",
+                  head=ITERATION_HEAD) == [
+        (13, 5, "spec.unknown-metadata",
+         "placeholder {it@idx}: an iteration has no @idx; known: @index, @label (did you mean "
+         "'index'?)")]
+
+
+def test_a_constant_path_that_selects_nothing_is_found_at_load(tmp_path):
+    head = HEAD + "constants:\n  limits: {low: 1}\n"  # lines 6-7
+    assert issues(tmp_path, RULE + body("""\
+            given: "doc:$.a"
+            assert: {equals: {ref: "constants:/limits/lwo"}}
+    """), head=head) == [
+        (12, 23, "spec.unknown-constant",
+         "'constants:/limits/lwo' selects nothing in the constants (did you mean 'limits'?)")]
+    fixed = tmp_path / "fixed"
+    fixed.mkdir()
+    compiles(fixed, RULE + body("""\
+            given: "doc:$.a"
+            assert: {equals: {ref: "constants:/limits/low"}}
+    """), head=head)
+    compiles(fixed, RULE + body("""\
+            given: "doc:$.a"
+            assert: {equals: {ref: "constants:/limits/lwo", default: 1}}
+    """), head=head)  # a default says selecting nothing is expected
+
+
+@pytest.fixture
+def schema_hook(monkeypatch):
+    """A check hook declaring its arguments, registered for one test."""
+    from flarespec.engine import hooks
+
+    monkeypatch.setattr(hooks, "HOOKS", dict(hooks.HOOKS))
+    monkeypatch.setattr("flarespec.spec.compile.HOOKS", hooks.HOOKS)
+    hooks.check_hook("toy.schema", args={"numbers": "list", "label": "string?"})(
+        lambda ctx, args: iter(()))
+
+
+@pytest.mark.parametrize("args, expected", [
+    ("{numbers: [1], labl: x}",
+     [(10, 26, "spec.hook-argument", "toy.schema has no argument 'labl' (did you mean "
+                                     "'label'?); arguments: numbers, label")]),
+    ("{label: x}", [(10, 5, "spec.hook-argument", "toy.schema needs argument numbers")]),
+    ("{numbers: 3}",
+     [(10, 12, "spec.hook-argument", "toy.schema argument 'numbers' wants a list, got int")]),
+])
+def test_hook_arguments_are_checked_against_the_declared_schema(tmp_path, schema_hook, args,
+                                                                expected):
+    assert issues(tmp_path, RULE + f"    hook: toy.schema\n    args: {args}\n") == expected
+
+
+def test_a_hook_argument_read_per_packet_is_not_type_checked(tmp_path, schema_hook):
+    compiles(tmp_path, RULE + "    hook: toy.schema\n    args: {numbers: {ref: 'doc:$.n'}}\n")
+
+
+def test_a_misspelt_hook_name_gets_a_suggestion(tmp_path, schema_hook):
+    [(line, column, code, message)] = issues(tmp_path, RULE + "    hook: toy.schem\n")
+    assert (line, column, code) == (9, 5, "spec.unknown-hook")
+    assert message.startswith("unknown check hook 'toy.schem' (did you mean 'toy.schema'?); "
+                              "registered: ")

@@ -20,12 +20,13 @@ from pathlib import Path
 
 from flarespec.adapter import receipt as receipts
 from flarespec.adapter.receipt import OutputRefused, ReceiptUnwritable
-from flarespec.adapter.select import SPEC_INVALID, bundled_specs, compile_file, select_spec
+from flarespec.adapter.select import SPEC_INVALID, bundled_specs, select_spec
 from flarespec.engine.evaluate import INTERNAL_ERROR, Evaluation
 from flarespec.engine.kinds import strict_equal
 from flarespec.engine.report import Report, Violation, shorten
 from flarespec.spec.compile import CompiledSpec
 from flarespec.spec.errors import SpecInvalid
+from flarespec.spec.open import open_compiled
 
 __all__ = ["EXIT_PASS", "EXIT_REJECTED", "OutputRefused", "Outcome", "PacketResult",
            "ReceiptUnwritable", "measure", "same_packet", "validate_packet", "validate_pair"]
@@ -82,7 +83,7 @@ def choose_spec(entry: Path, spec_path: str | Path | None
     broken or unreadable spec file ``spec.invalid``, anything else ``engine.internal-error``."""
     try:
         if spec_path is not None:
-            return compile_file(spec_path), []
+            return open_compiled(spec_path), []
         chosen = select_spec(entry, bundled_specs())
         return chosen.spec, chosen.violations
     except SpecInvalid as problem:

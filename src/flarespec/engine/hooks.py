@@ -3,10 +3,18 @@
 A spec names a hook by its registered name, never by a module path. Hook modules are found
 through the ``flarespec.hooks`` entry-point group (as pytest finds plugins), imported once,
 and register themselves with the decorators below; the engine never imports one by name.
+
+Each hook declares its arguments, as each assertion kind does: ``args`` maps an argument
+name to its type (``"string"``, ``"integer"``, ``"number"``, ``"boolean"``, ``"list"``,
+``"mapping"``, ``"any"``; a trailing ``?`` makes it optional) and ``one_of`` lists groups of
+optional arguments of which exactly one group must be given whole. The spec compiler checks
+a rule's ``args`` against this, so a misspelt argument is an error at the spec's
+file:line:column, not an internal error while a packet is validated.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import sys
 from dataclasses import dataclass
@@ -22,28 +30,78 @@ class Hook:
     role: str  # "check" yields Failures; "metric" returns a MetricResult
     module: str
     doc: str
+    args: dict | None = None  # argument name -> type name, "?" suffix for optional
+    one_of: tuple = ()        # groups of optional arguments: exactly one given whole
+
+
+# What a declared type accepts; a value read per packet (a reference, a template) is only
+# known at run time and is accepted here.
+ARG_TYPES = {"any": (object,), "string": (str,), "integer": (int,), "number": (int, float),
+             "boolean": (bool,), "list": (list,), "mapping": (dict,)}
 
 
 HOOKS: dict[str, Hook] = {}
 _discovered = False
 
 
-def _register(role: str, name: str):
+def _register(role: str, name: str, args: dict | None, one_of: tuple):
+    for type_name in (args or {}).values():
+        if type_name.rstrip("?") not in ARG_TYPES:
+            raise ValueError(f"hook {name}: unknown argument type {type_name!r}")
+
     def register(function):
         HOOKS[name] = Hook(name, function, role, function.__module__,
-                           (function.__doc__ or "").strip())
+                           (function.__doc__ or "").strip(), args, tuple(one_of))
         return function
     return register
 
 
-def check_hook(name: str):
-    """Register a check: ``fn(ctx, args) -> Iterator[Failure]``."""
-    return _register("check", name)
+def check_hook(name: str, args: dict | None = None, one_of: tuple = ()):
+    """Register a check: ``fn(ctx, args) -> Iterator[Failure]``, with its argument schema."""
+    return _register("check", name, args, one_of)
 
 
-def metric_hook(name: str):
-    """Register a metric: ``fn(ctx, samples, args) -> MetricResult``."""
-    return _register("metric", name)
+def metric_hook(name: str, args: dict | None = None, one_of: tuple = ()):
+    """Register a metric: ``fn(ctx, samples, args) -> MetricResult``, with its argument
+    schema."""
+    return _register("metric", name, args, one_of)
+
+
+def argument_problems(hook: Hook, args, is_runtime_value) -> list[tuple[str | None, str]]:
+    """(argument name or None, problem) for every way ``args`` misses the hook's schema;
+    ``is_runtime_value(v)`` says a value is only known per packet (its type is not checked).
+    A hook without a schema accepts anything."""
+    if hook.args is None:
+        return []
+    if not isinstance(args, dict):
+        return [(None, f"{hook.name} wants a mapping of arguments")]
+    problems: list[tuple[str | None, str]] = []
+    declared = {name: type_name.rstrip("?") for name, type_name in hook.args.items()}
+    for name in args:
+        if name not in declared:
+            close = difflib.get_close_matches(name, list(declared), n=1)
+            problems.append((name, f"{hook.name} has no argument {name!r}"
+                                   f"{f' (did you mean {close[0]!r}?)' if close else ''}; "
+                                   f"arguments: "
+                                   f"{', '.join(declared)}"))
+        elif not is_runtime_value(args[name]) and not _is_type(args[name], declared[name]):
+            problems.append((name, f"{hook.name} argument {name!r} wants a "
+                                   f"{declared[name]}, got {type(args[name]).__name__}"))
+    missing = [n for n, t in hook.args.items() if not t.endswith("?") and n not in args]
+    if missing:
+        problems.append((None, f"{hook.name} needs argument {', '.join(missing)}"))
+    if hook.one_of:
+        whole = [group for group in hook.one_of if all(name in args for name in group)]
+        if len(whole) != 1:
+            groups = " or ".join("{" + ", ".join(group) + "}" for group in hook.one_of)
+            problems.append((None, f"{hook.name} wants exactly one of {groups}"))
+    return problems
+
+
+def _is_type(value, type_name: str) -> bool:
+    if type_name in ("integer", "number") and isinstance(value, bool):
+        return False
+    return isinstance(value, ARG_TYPES[type_name])
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,8 @@ def _sample(values: dict | None, name: str):
     return value if isinstance(value, (int, float)) and math.isfinite(value) else None
 
 
-@metric_hook("flare.delivery_ttft_median")
+@metric_hook("flare.delivery_ttft_median",
+             args={"time_field": "string", "tokens_field": "string"})
 def delivery_ttft_median(ctx, samples, args) -> MetricResult:
     """Median over requests of the arrival time of the first event carrying token ids.
 
@@ -53,7 +54,11 @@ def delivery_ttft_median(ctx, samples, args) -> MetricResult:
                                              "statistic": "statistics.median"})
 
 
-@check_hook("flare.counter_delta")
+@check_hook("flare.counter_delta",
+            args={"before": "any", "after": "any", "counter": "string",
+                  "per_request": "integer?", "requests": "list?",
+                  "sum_field": "string?", "observations": "list?"},
+            one_of=(("per_request", "requests"), ("sum_field", "observations")))
 def counter_delta(ctx, args) -> Iterator[Failure]:
     """A counter moves from the before- to the after-snapshot by exactly the expected amount.
 
@@ -84,7 +89,8 @@ def counter_delta(ctx, args) -> Iterator[Failure]:
                       location=child_location("$", counter), source="after")
 
 
-@check_hook("flare.counters_monotonic")
+@check_hook("flare.counters_monotonic",
+            args={"before": "any", "after": "any", "counters": "list"})
 def counters_monotonic(ctx, args) -> Iterator[Failure]:
     """No counter decreases from a group's before-snapshot to its after-snapshot."""
     for counter in args["counters"]:
@@ -94,7 +100,8 @@ def counters_monotonic(ctx, args) -> Iterator[Failure]:
                           after, location=child_location("$", counter), source="after")
 
 
-@check_hook("flare.conservation")
+@check_hook("flare.conservation",
+            args={"snapshot": "any", "parts": "list", "total": "any"})
 def conservation(ctx, args) -> Iterator[Failure]:
     """The named gauges of one snapshot add up to a prepared total."""
     parts = [_sample(args["snapshot"], name) for name in args["parts"]]
@@ -111,7 +118,8 @@ def conservation(ctx, args) -> Iterator[Failure]:
                       location=child_location("$", args["parts"][0]), source="snapshot")
 
 
-@check_hook("flare.counter_continuity")
+@check_hook("flare.counter_continuity",
+            args={"before": "any", "previous_after": "any", "counters": "list"})
 def counter_continuity(ctx, args) -> Iterator[Failure]:
     """A group's before-counters equal the previous group's after-counters (a warning)."""
     for counter in args["counters"]:
@@ -122,7 +130,9 @@ def counter_continuity(ctx, args) -> Iterator[Failure]:
                           source="before")
 
 
-@check_hook("flare.coalesced_groups")
+@check_hook("flare.coalesced_groups",
+            args={"recorded": "any?", "events": "any", "tokens_field": "string",
+                  "seq_field": "string"})
 def coalesced_groups(ctx, args) -> Iterator[Failure]:
     """A recorded grouping summary equals the one recomputed from the raw events.
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flarespec.engine.formula import FormulaError, compile_formula
-from flarespec.engine.hooks import HOOKS, discover
+from flarespec.engine.hooks import HOOKS, argument_problems, discover
 from flarespec.engine.kinds import KINDS, Kind
 from flarespec.engine.paths import PathSyntaxError, Template, compile_template
 from flarespec.engine.refs import (
@@ -26,7 +26,7 @@ from flarespec.engine.refs import (
     compile_ref,
 )
 from flarespec.loaders import KNOWN_LOADERS
-from flarespec.spec.errors import SpecInvalid, SpecIssue
+from flarespec.spec.errors import SpecInvalid, SpecIssue, did_you_mean
 from flarespec.spec.resolve import ResolvedSpec
 from flarespec.spec.yamlmarks import plain
 
@@ -113,6 +113,28 @@ def compile_spec(resolved: ResolvedSpec) -> CompiledSpec:
     return _Compiler(resolved).run()
 
 
+def _known_per_packet(value) -> bool:
+    """A compiled argument value read or rendered per packet (its type is known then)."""
+    return value is None or isinstance(value, (ArgRef, ArgTemplate))
+
+
+def _first_step(source: str) -> str:
+    """The first key of a constants reference (``constants:/a/b`` -> ``a``)."""
+    selector = source.split(":", 1)[1].strip() if ":" in source else ""
+    return selector.lstrip("$./").replace("/", ".").split(".")[0].split("[")[0]
+
+
+def _dotted(constants, prefix: str = "", depth: int = 3) -> list[str]:
+    """Constant keys as dotted names (``a``, ``a.b``) for a "did you mean"."""
+    names: list[str] = []
+    if isinstance(constants, dict) and depth:
+        for key, value in constants.items():
+            name = f"{prefix}{key}"
+            names.append(name)
+            names.extend(_dotted(value, name + ".", depth - 1))
+    return names
+
+
 class _Compiler:
     def __init__(self, resolved: ResolvedSpec):
         self.resolved = resolved
@@ -161,8 +183,10 @@ class _Compiler:
                 self.issue(f"document {target!r} exists once per {each!r}; bind {each!r} "
                            f"with for_each to use it", container, key, "spec.unbound-iteration")
         else:
+            known = [*self.document_specs, *self.iteration_specs, CONSTANTS]
             self.issue(f"{text!r} names {target!r}, which is neither a document, an iteration "
-                       f"nor 'constants'", container, key, "spec.unknown-target")
+                       f"nor 'constants'{did_you_mean(target, known)}", container, key,
+                       "spec.unknown-target")
         for placeholder in ref.placeholders:
             self.placeholder(placeholder, container, key, allowed_scope)
         if ref.metadata in DOCUMENT_METADATA and target not in self.document_specs:
@@ -171,7 +195,28 @@ class _Compiler:
         if ref.metadata in BINDING_METADATA and target not in self.iteration_specs:
             self.issue(f"@{ref.metadata} exists only for iterations", container, key,
                        "spec.path-syntax")
+        # {ref, default} and {ref, all} may select nothing on purpose
+        if target == CONSTANTS and not ref.placeholders and not (
+                key == "ref" and {"default", "all"} & set(container)):
+            self.constant_path(ref, container, key)
         return ref
+
+    def constant_path(self, ref: Ref, container, key) -> None:
+        """A reference into the constants without placeholders selects the same values for
+        every packet: selecting nothing is a spec error, found now."""
+        try:
+            if ref.jsonpath is not None:
+                found = ref.jsonpath.find(self.constants)
+            elif ref.pointer is not None:
+                found = ref.pointer.find(self.constants, lambda text: None)
+            else:
+                return
+        except Exception:  # noqa: BLE001 - an unusual selector is judged at run time
+            return
+        if not found:
+            self.issue(f"{ref.source!r} selects nothing in the constants"
+                       f"{did_you_mean(_first_step(ref.source), _dotted(self.constants))}",
+                       container, key, "spec.unknown-constant")
 
     def placeholder(self, text: str, container, key, scope: tuple[str, ...]) -> None:
         if ":" in text:
@@ -180,8 +225,15 @@ class _Compiler:
         name = text.split(".")[0].split("@")[0]
         if name not in scope:
             self.issue(f"placeholder {{{text}}} uses {name!r}, which is not bound here "
-                       f"(bound: {', '.join(scope) or 'none'})", container, key,
-                       "spec.unbound-iteration")
+                       f"(bound: {', '.join(scope) or 'none'}){did_you_mean(name, scope)}",
+                       container, key, "spec.unbound-iteration")
+        elif "@" in text.split(".")[0]:
+            meta = text.split(".")[0].split("@", 1)[1]
+            if name in self.iteration_specs and meta not in BINDING_METADATA:
+                self.issue(f"placeholder {{{text}}}: an iteration has no @{meta}; known: "
+                           f"{', '.join('@' + m for m in BINDING_METADATA)}"
+                           f"{did_you_mean(meta, BINDING_METADATA)}", container, key,
+                           "spec.unknown-metadata")
 
     def template(self, text, container, key, scope) -> Template | None:
         try:
@@ -207,8 +259,8 @@ class _Compiler:
 
     def kind(self, name, container, key) -> Kind | None:
         if name not in KINDS:
-            self.issue(f"unknown assertion kind {name!r}; known: {', '.join(sorted(KINDS))}",
-                       container, key, "spec.unknown-kind")
+            self.issue(f"unknown assertion kind {name!r}{did_you_mean(name, KINDS)}; known: "
+                       f"{', '.join(sorted(KINDS))}", container, key, "spec.unknown-kind")
             return None
         return KINDS[name]
 
@@ -313,7 +365,8 @@ class _Compiler:
                            "spec.unknown-loader")
             each = source.get("each")
             if each and each not in self.iteration_specs:
-                self.issue(f"each names unknown iteration {each!r}", source, "each",
+                self.issue(f"each names unknown iteration {each!r}"
+                           f"{did_you_mean(each, self.iteration_specs)}", source, "each",
                            "spec.unknown-iteration")
             scope = self.chain_of(each)
             if not (source.get("entry") or "path" in source or "path_from" in source):
@@ -333,7 +386,8 @@ class _Compiler:
         for name, source in self.iteration_specs.items():
             parent = source.get("parent")
             if parent and parent not in self.iteration_specs:
-                self.issue(f"parent names unknown iteration {parent!r}", source, "parent",
+                self.issue(f"parent names unknown iteration {parent!r}"
+                           f"{did_you_mean(parent, self.iteration_specs)}", source, "parent",
                            "spec.unknown-iteration")
                 continue
             chain = self.chain_of(name)
@@ -352,7 +406,8 @@ class _Compiler:
         for rule in self.data.get("rules", []):
             for_each = rule.get("for_each")
             if for_each and for_each not in self.iteration_specs:
-                self.issue(f"for_each names unknown iteration {for_each!r}", rule, "for_each",
+                self.issue(f"for_each names unknown iteration {for_each!r}"
+                           f"{did_you_mean(for_each, self.iteration_specs)}", rule, "for_each",
                            "spec.unknown-iteration")
                 continue
             scope = self.chain_of(for_each)
@@ -367,13 +422,8 @@ class _Compiler:
                 arg = self.argument(kind_name, raw_arg, rule["assert"], kind_name, scope)
             else:
                 hook = rule["hook"]
-                if hook not in HOOKS or HOOKS[hook].role != "check":
-                    self.issue(f"unknown check hook {hook!r}; registered: "
-                               f"{', '.join(sorted(h for h in HOOKS if HOOKS[h].role == 'check'))}",
-                               rule, "hook", "spec.unknown-hook")
-                else:
-                    self.hook_modules.add(HOOKS[hook].module)
                 arg = self.walk(rule.get("args", {}), rule, "args", scope)
+                self.hook(hook, "check", rule, arg)
             message = self.template(rule["message"], rule, "message", scope + MESSAGE_FIELDS) \
                 if "message" in rule else None
             compiled.append(CompiledRule(
@@ -381,6 +431,23 @@ class _Compiler:
                 given, bool(rule.get("optional")), kind, arg, hook, message, rule.get("clause"),
                 plain(rule), tuple(rule.get("requires", ()))))
         return self.ordered(compiled)
+
+    def hook(self, name: str, role: str, source, args) -> None:
+        """The hook is registered with this role and ``args`` fit its declared schema."""
+        if name not in HOOKS or HOOKS[name].role != role:
+            registered = sorted(h for h in HOOKS if HOOKS[h].role == role)
+            self.issue(f"unknown {role} hook {name!r}{did_you_mean(name, registered)}; "
+                       f"registered: {', '.join(registered) or 'none'}", source, "hook",
+                       "spec.unknown-hook")
+            return
+        self.hook_modules.add(HOOKS[name].module)
+        raw = source.get("args", {})
+        for key, problem in argument_problems(HOOKS[name], args, _known_per_packet):
+            if key is not None and isinstance(raw, dict) and key in raw:
+                self.issue(problem, raw, key, "spec.hook-argument")
+            else:
+                self.issue(problem, source, "args" if "args" in source else "hook",
+                           "spec.hook-argument")
 
     def ordered(self, compiled: list[CompiledRule]) -> list[CompiledRule]:
         """The rules in run order: spec order, except that a rule runs after every rule it
@@ -425,7 +492,8 @@ class _Compiler:
             mark = marks[position] if position < len(marks) else key_mark
             required = by_id.get(required_id)
             if required is None or required_id == rule.id:
-                problem = "itself" if required is not None else "no rule of this spec"
+                problem = "itself" if required is not None else \
+                    f"no rule of this spec{did_you_mean(required_id, by_id)}"
                 self.issues.append(SpecIssue(f"requires names {required_id!r}, which is "
                                              f"{problem}", mark, "spec.requires-unknown"))
                 continue
@@ -447,18 +515,16 @@ class _Compiler:
         if not source:
             return None
         hook = source["hook"]
-        if hook not in HOOKS or HOOKS[hook].role != "metric":
-            self.issue(f"unknown metric hook {hook!r}", source, "hook", "spec.unknown-hook")
-        else:
-            self.hook_modules.add(HOOKS[hook].module)
         for_each = source.get("for_each")
         scope = self.chain_of(for_each)
+        args = self.walk(source.get("args", {}), source, "args", scope)
+        self.hook(hook, "metric", source, args)
         return CompiledMetric(
             source["key"], source["unit"], plain(source.get("contract", {})), hook, for_each,
             self.condition(source["when"], source, "when", scope) if "when" in source else None,
             self.ref(source["given"], source, "given", scope),
             self.template(source["label"], source, "label", scope) if "label" in source else None,
-            self.walk(source.get("args", {}), source, "args", scope))
+            args)
 
     def run(self) -> CompiledSpec:
         documents = self.documents()

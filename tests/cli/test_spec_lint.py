@@ -1,0 +1,277 @@
+"""`flarespec spec lint`: every issue of a file at once, errors and warnings, three formats;
+`spec list` and `spec show` for children. Real spec files in tmp_path and the bundled spec."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from flarespec.cli import main
+from flarespec.spec.errors import ERROR, WARNING
+from flarespec.spec.lint import lint
+
+BUNDLED = "flare/bce032c0"
+REVISION = "bce032c014bae34502ba22d3304fa084d5b40afe"
+HEAD = f"""\
+flarespec: 1
+id: flare/next
+title: Next revision
+extends: {BUNDLED}
+"""  # lines 1-4
+PINNED = "applies_to: {given: 'packet:$.source.revision', equals: '%s'}\n"
+
+
+def write(tmp_path, text: str, name: str = "next.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def found(path) -> list[tuple]:
+    """(line, column, code, severity) of every issue lint reports for one file."""
+    [result] = lint([str(path)])
+    return [(i.mark.line, i.mark.column, i.code, i.severity) for i in result.issues]
+
+
+# --------------------------------------------------------------------------- all at once
+EVERYTHING = HEAD + PINNED % "next" + """\
+extnds: x
+rules:
+  - id: snapshot.delta.completed
+    description: The completed counter, misspelt argument.
+    for_each: group
+    hook: flare.counter_delta
+    args:
+      before: {ref: "snapshot:$.unlabelled", at: {phase: 0}}
+      after: {ref: "snapshot:$.unlabelled", at: {phase: 1}}
+      countr: completed_total
+      per_request: 1
+      requests: {ref: "group:$.requests"}
+  - id: toy.kind
+    description: A misspelt kind.
+    given: "packet:$.schema"
+    assert: {equal: 1}
+  - id: toy.target
+    description: A misspelt document.
+    given: "pakcet:$.schema"
+    assert: {present: true}
+  - id: toy.meta
+    description: A misspelt binding metadata.
+    for_each: group
+    given: "measurements:/groups/{group@idx}"
+    assert: {present: true}
+  - id: toy.constant
+    description: A constant path that does not exist.
+    given: "packet:$.schema"
+    assert: {equals: {ref: "constants:/sourc/revision"}}
+  - id: toy.requires
+    description: A misspelt required rule.
+    given: "packet:$.schema"
+    requires: [packet.schemo]
+    assert: {present: true}
+"""
+
+
+def test_shape_errors_do_not_hide_kind_path_hook_and_placeholder_errors(tmp_path):
+    path = write(tmp_path, EVERYTHING)
+    result = invoke("spec", "lint", path)
+    assert result.exit_code == 2
+    lines = result.output.splitlines()
+    expected = [
+        f"{path}:6:1: unknown key 'extnds' (did you mean 'extends'?) [spec.shape]",
+        f"{path}:15:7: flare.counter_delta has no argument 'countr' (did you mean "
+        f"'counter'?); arguments: before, after, counter, per_request, requests, sum_field, "
+        f"observations [spec.hook-argument]",
+        f"{path}:12:5: flare.counter_delta needs argument counter [spec.hook-argument]",
+        f"{path}:24:5: 'pakcet:$.schema' names 'pakcet', which is neither a document, an "
+        f"iteration nor 'constants' (did you mean 'packet'?) [spec.unknown-target]",
+        f"{path}:29:5: placeholder {{group@idx}}: an iteration has no @idx; known: @index, "
+        f"@label (did you mean 'index'?) [spec.unknown-metadata]",
+        f"{path}:34:23: 'constants:/sourc/revision' selects nothing in the constants (did "
+        f"you mean 'source'?) [spec.unknown-constant]",
+    ]
+    for line in expected:
+        assert line in lines, result.output
+    kind = next(line for line in lines if "[spec.unknown-kind]" in line)
+    assert kind.startswith(f"{path}:21:14: unknown assertion kind 'equal' (did you mean "
+                           f"'equals'?); known: ")
+    assert f"{path}:38:16: requires names 'packet.schemo', which is no rule of this spec " \
+           f"(did you mean 'packet.schema'?) [spec.requires-unknown]" in lines
+    assert not any(line.endswith(": ok") or "Traceback" in line for line in lines)
+
+
+def test_a_clean_child_lints_ok_and_exits_0(tmp_path):
+    path = write(tmp_path, HEAD + PINNED % "next")
+    result = invoke("spec", "lint", path)
+    assert result.exit_code == 0, result.output
+    assert result.output == f"{path}: ok (flare/next, 100 rules)\n"
+
+
+@pytest.mark.parametrize("value, problem", [
+    ("'many'", "flare.counter_delta argument 'per_request' wants a integer, got str"),
+    (None, "flare.counter_delta wants exactly one of {per_request, requests} or "
+           "{sum_field, observations}"),
+])
+def test_hook_arguments_are_checked_against_the_hooks_schema(tmp_path, value, problem):
+    args = "      per_request: %s\n" % value if value else ""
+    path = write(tmp_path, HEAD + PINNED % "next" + textwrap.dedent("""\
+        rules:
+          - id: snapshot.delta.completed
+            description: The completed counter.
+            for_each: group
+            hook: flare.counter_delta
+            args:
+              before: {ref: "snapshot:$.unlabelled", at: {phase: 0}}
+              after: {ref: "snapshot:$.unlabelled", at: {phase: 1}}
+              counter: completed_total
+              requests: {ref: "group:$.requests"}
+        """) + args)
+    [result] = lint([str(path)])
+    assert [(i.code, i.message) for i in result.issues] == [("spec.hook-argument", problem)]
+
+
+# --------------------------------------------------------------------------- warnings
+def test_missing_applies_to_and_substitution_inside_constants_are_warnings(tmp_path):
+    path = write(tmp_path, HEAD + "constants:\n  note: '${source.revision}'\n")
+    assert found(path) == [(2, 1, "spec.no-applies-to", WARNING),
+                           (6, 3, "spec.constant-in-constants", WARNING)]
+    result = invoke("spec", "lint", path)
+    assert result.exit_code == 0, result.output
+    assert f"{path}:2:1: warning: no applies_to: this spec is never chosen for a packet" \
+        in result.output
+    assert result.output.endswith(f"{path}: ok (flare/next, 100 rules, 2 warnings)\n")
+    assert invoke("spec", "lint", "--strict", path).exit_code == 2
+
+
+def test_a_rule_literal_equal_to_a_constant_is_a_warning(tmp_path):
+    path = write(tmp_path, HEAD + PINNED % "next" + textwrap.dedent(f"""\
+        rules:
+          - id: packet.source-revision
+            description: The revision, spelt out.
+            given: "packet:$.source.revision"
+            assert: {{equals: "{REVISION}"}}
+        """))
+    [result] = lint([str(path)])
+    assert [(i.code, i.severity) for i in result.issues] == \
+        [("spec.literal-equals-constant", WARNING)]
+    assert result.issues[0].mark.line == 10
+
+
+# --------------------------------------------------------------------------- applies_to
+def test_applies_to_equal_to_another_library_spec_is_an_error_naming_both(tmp_path):
+    """The trap: a child restating its parent's applies_to (here through the inherited
+    constant) makes every packet of the old revision "several specs apply"."""
+    path = write(tmp_path, HEAD + PINNED % "${source.revision}")
+    [result] = lint([str(path)])
+    [issue] = result.issues
+    assert (issue.code, issue.severity, issue.mark.line) == \
+        ("spec.applies-to-overlap", ERROR, 5)
+    assert issue.message.startswith(f"applies_to of 'flare/next' and '{BUNDLED}' both hold "
+                                    f"when packet:$.source.revision equals '{REVISION}'")
+    assert invoke("spec", "lint", path).exit_code == 2
+
+
+def test_specs_linted_together_are_checked_against_each_other(tmp_path):
+    one = write(tmp_path, HEAD + PINNED % "next", "one.yaml")
+    two = write(tmp_path, HEAD.replace("flare/next", "flare/other") + PINNED % "next",
+                "two.yaml")
+    results = lint([str(one), str(two)])
+    assert [[i.code for i in r.issues] for r in results] == \
+        [["spec.applies-to-overlap"], ["spec.applies-to-overlap"]]
+    assert "'flare/other'" in results[0].issues[0].message
+
+
+def test_an_undecidable_overlap_is_a_warning(tmp_path):
+    path = write(tmp_path, HEAD + "applies_to: {given: 'packet:$.schema', present: true}\n")
+    assert found(path) == [(5, 1, "spec.applies-to-undecided", WARNING)]
+
+
+# --------------------------------------------------------------------------- formats
+def test_github_format_annotates_errors_and_warnings(tmp_path):
+    path = write(tmp_path, HEAD + "extnds: x\n")
+    result = invoke("spec", "lint", "--format", "github", path)
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        f"::error file={path},line=5,col=1,title=spec.shape::unknown key 'extnds' (did you "
+        f"mean 'extends'?)",
+        f"::warning file={path},line=2,col=1,title=spec.no-applies-to::no applies_to: this "
+        f"spec is never chosen for a packet, only used when named with --spec; add "
+        f"applies_to (e.g. the revision it covers) to have it selected"]
+
+
+def test_json_format_has_a_severity_per_issue(tmp_path):
+    path = write(tmp_path, HEAD)
+    result = invoke("spec", "lint", "--format", "json", path, BUNDLED)
+    assert result.exit_code == 0
+    first, bundled = json.loads(result.output)
+    assert first["ok"] and first["id"] == "flare/next" and first["rules"] == 100
+    assert [(i["code"], i["severity"], i["line"]) for i in first["issues"]] == \
+        [("spec.no-applies-to", "warning", 2)]
+    assert bundled == {"spec": BUNDLED, "id": BUNDLED, "ok": True, "rules": 100, "issues": []}
+
+
+def test_an_unknown_reference_is_an_error_with_a_suggestion():
+    result = invoke("spec", "lint", "flare/bce032")
+    assert result.exit_code == 2
+    assert result.output == ("'flare/bce032' is neither a spec file nor a bundled spec id "
+                             f"(did you mean '{BUNDLED}'?); bundled: {BUNDLED} "
+                             "[spec.unknown]\n")
+
+
+# --------------------------------------------------------------------------- list / show
+def test_show_puts_id_and_title_first_and_marks_each_rule(tmp_path):
+    path = write(tmp_path, HEAD + PINNED % "next" + textwrap.dedent("""\
+        rules:
+          - id: packet.schema
+            description: Overridden.
+            given: "packet:$.schema"
+            assert: {present: true}
+          - id: toy.added
+            description: Added.
+            given: "packet:$.schema"
+            assert: {present: true}
+        """))
+    result = invoke("spec", "show", path)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[:2] == ["id: flare/next", "title: Next revision"]
+    assert lines[lines.index("- id: packet.schema") - 1] == "# overridden by flare/next"
+    assert lines[lines.index("- id: toy.added") - 1] == "# added by flare/next"
+    assert lines[lines.index("- id: packet.source") - 1] == f"# inherited from {BUNDLED}"
+    shown = json.loads(invoke("spec", "show", path, "--format", "json").output)
+    assert list(shown)[:2] == ["id", "title"]
+    assert shown["rule_status"]["toy.added"] == {"status": "added", "spec": "flare/next"}
+    assert shown["rule_status"]["packet.source"]["status"] == "inherited"
+
+
+def test_a_dropped_document_is_reported_once_per_reading_place_naming_the_drop(tmp_path):
+    path = write(tmp_path, HEAD + PINNED % "next" + "drop_documents: [corpus]\n")
+    [result] = lint([str(path)])
+    assert {issue.code for issue in result.issues} == {"spec.dropped-document"}
+    places = [(i.mark.line, i.mark.column) for i in result.issues]
+    assert len(places) == len(set(places)) > 1  # compiler repeats are folded into them
+    assert all(f"which flare/next drops (at {path}:6:18)" in i.message for i in result.issues)
+    assert any(i.message.startswith("rule 'corpus.name' reads document 'corpus'")
+               for i in result.issues)
+
+
+def test_show_marks_a_renamed_rule(tmp_path):
+    path = write(tmp_path, HEAD + PINNED % "next" + textwrap.dedent("""\
+        rules:
+          - id: packet.schema-v2
+            renamed_from: packet.schema
+            description: Renamed.
+            given: "packet:$.schema"
+            assert: {present: true}
+        """))
+    lines = invoke("spec", "show", path).output.splitlines()
+    assert lines[lines.index("- id: packet.schema-v2") - 1] == \
+        "# renamed from packet.schema by flare/next"
+    assert "- id: packet.schema" not in lines
