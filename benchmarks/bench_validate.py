@@ -74,14 +74,14 @@ def main() -> None:
     options = parser.parse_args()
 
     from flarespec.adapter.select import bundled_specs
-    from flarespec.fixtures.writer import write_packet
+    from flarespec.fixtures.writers import write_packet
 
     spec = next(s for s in bundled_specs() if s.id == "flare/bce032c0")
     print(f"{'repetitions':>11} {'files':>6} {'MiB':>6} {'floor s':>8} {'validate s':>10} "
           f"{'time ratio':>10} {'memory ratio':>12}")
     with tempfile.TemporaryDirectory() as scratch:
         for repetitions in options.repetitions:
-            entry = write_packet(Path(scratch) / f"r{repetitions}", spec.constants,
+            entry = write_packet(Path(scratch) / f"r{repetitions}", spec,
                                  repetitions=repetitions)
             root = entry.parent
             files = [p for p in root.rglob("*") if p.is_file()]

@@ -12,13 +12,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import yaml
 
 from flarespec.fixtures.catalog import Case, CatalogError, build_case, load_catalog
 from flarespec.fixtures.mutations import OPERATIONS, MutationError, apply_mutation
-from flarespec.fixtures.writer import write_packet
+from flarespec.fixtures.writers import write_packet
 
-SPEC = Path(__file__).resolve().parents[2] / "specs/flare/bce032c0.yaml"
 REQ = "run/r0.ttft-512/r0.ttft-512.q0"
 OBS = f"{REQ}/observation.json"
 SSE = f"{REQ}/response.sse"
@@ -26,13 +24,8 @@ BEFORE = "run/metrics/r0.ttft-512.before.prom"
 
 
 @pytest.fixture(scope="module")
-def constants() -> dict:
-    return yaml.safe_load(SPEC.read_text(encoding="utf-8"))["constants"]
-
-
-@pytest.fixture(scope="module")
-def template(constants, tmp_path_factory) -> Path:
-    return write_packet(tmp_path_factory.mktemp("template") / "p", constants).parent
+def template(flare_spec, tmp_path_factory) -> Path:
+    return write_packet(tmp_path_factory.mktemp("template") / "p", flare_spec).parent
 
 
 @pytest.fixture
@@ -328,13 +321,13 @@ def test_load_catalog_defaults_and_shapes(tmp_path):
     assert drift.expect == {"rejected_by": ["packet.files.digest"]}
 
 
-def test_build_case_without_and_with_peer(constants, tmp_path):
+def test_build_case_without_and_with_peer(flare_spec, tmp_path):
     _, cases = load_catalog(write_catalog(tmp_path, CATALOG))
-    packet, peer = build_case(cases[1], tmp_path / "missing", constants)
+    packet, peer = build_case(cases[1], tmp_path / "missing", flare_spec)
     assert packet == peer == tmp_path / "missing/packet/packet.json"
     assert not (packet.parent / "run/r0.ttft-512/r0.ttft-512.q0/response.sse").exists()
 
-    packet, peer = build_case(cases[2], tmp_path / "drift", constants)
+    packet, peer = build_case(cases[2], tmp_path / "drift", flare_spec)
     assert (packet, peer) == (tmp_path / "drift/packet/packet.json", tmp_path / "drift/peer/packet.json")
     recorded = load(packet.parent, "packet.json")["files"][OBS]
     actual = hashlib.sha256((packet.parent / OBS).read_bytes()).hexdigest()
@@ -342,19 +335,19 @@ def test_build_case_without_and_with_peer(constants, tmp_path):
     assert load(peer.parent, OBS)["done"] is True
 
 
-def test_build_case_refreshes_digests_by_default(constants, tmp_path):
+def test_build_case_refreshes_digests_by_default(flare_spec, tmp_path):
     case = Case(name="x", description="d", mutate=[{"op": "set_json", "file": OBS, "path": "$.done", "value": False}],
                 expect={"rejected_by": ["r"]})
-    packet, _ = build_case(case, tmp_path, constants)
+    packet, _ = build_case(case, tmp_path, flare_spec)
     assert load(packet.parent, "packet.json")["files"][OBS] == \
         hashlib.sha256((packet.parent / OBS).read_bytes()).hexdigest()
 
 
-def test_a_mutation_that_hits_nothing_fails_the_build(constants, tmp_path):
+def test_a_mutation_that_hits_nothing_fails_the_build(flare_spec, tmp_path):
     case = Case(name="x", description="d", mutate=[{"op": "remove_file", "file": "no/such/file"}],
                 expect={"accept": True})
     with pytest.raises(MutationError):
-        build_case(case, tmp_path, constants)
+        build_case(case, tmp_path, flare_spec)
 
 
 @pytest.mark.parametrize("bad, message", [

@@ -15,19 +15,24 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from flarespec.engine.formula import compile_formula
-from flarespec.fixtures.writer import write_packet, write_pair
+from flarespec.fixtures.writers import write_packet, write_pair
 
 SPEC = Path(__file__).resolve().parents[2] / "specs/flare/bce032c0.yaml"
 
 
 @pytest.fixture(scope="module")
-def constants() -> dict:
-    return yaml.safe_load(SPEC.read_text(encoding="utf-8"))["constants"]
+def spec(flare_spec):
+    return flare_spec
 
 
 @pytest.fixture(scope="module")
-def packet_path(constants, tmp_path_factory) -> Path:
-    return write_packet(tmp_path_factory.mktemp("default") / "p", constants)
+def constants(flare_spec) -> dict:
+    return flare_spec.constants
+
+
+@pytest.fixture(scope="module")
+def packet_path(spec, tmp_path_factory) -> Path:
+    return write_packet(tmp_path_factory.mktemp("default") / "p", spec)
 
 
 # ----------------------------------------------------------------- helpers
@@ -98,17 +103,29 @@ def snapshot_values(path: Path) -> dict[str, float]:
 # ------------------------------------------------------------ determinism
 
 
-def test_same_arguments_give_byte_identical_packets(constants, tmp_path):
-    first = write_packet(tmp_path / "a", constants, repetitions=2, seed=3).parent
-    second = write_packet(tmp_path / "b", constants, repetitions=2, seed=3).parent
+def test_same_arguments_give_byte_identical_packets(spec, constants, tmp_path):
+    first = write_packet(tmp_path / "a", spec, repetitions=2, seed=3).parent
+    second = write_packet(tmp_path / "b", spec, repetitions=2, seed=3).parent
     assert tree(first) == tree(second)
 
 
-def test_writer_refuses_a_non_empty_directory(constants, tmp_path):
+# Digest of every (path, SHA-256) of the default packet of the bundled spec, as written before
+# the writer moved to the documents-driven layout (issue 7): the move changed no byte. A change
+# to the bundled constants or to the writer's contents changes it on purpose: update it then.
+DEFAULT_PACKET_TREE_SHA256 = "7a65cc2e01d68758760b271ae927b9ce5c5ad5c0bb600b7a1b434bec267a722c"
+
+
+def test_the_default_packet_of_the_bundled_spec_is_byte_for_byte_unchanged(packet_path):
+    root = packet_path.parent
+    listing = "".join(f"{relative} {hashlib.sha256(data).hexdigest()}\n" for relative, data in tree(root).items())
+    assert hashlib.sha256(listing.encode()).hexdigest() == DEFAULT_PACKET_TREE_SHA256
+
+
+def test_writer_refuses_a_non_empty_directory(spec, constants, tmp_path):
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "stale").write_text("left over")
     with pytest.raises(FileExistsError):
-        write_packet(tmp_path / "x", constants)
+        write_packet(tmp_path / "x", spec)
 
 
 # ---------------------------------------------------------- layout & files
@@ -154,12 +171,12 @@ def test_packet_header_comes_from_the_constants(constants, packet_path):
     assert list(packet["snapshots"]) == [gid for gid, _ in expected_ids(constants, 1)]
 
 
-def test_synthetic_label_and_package_size(constants, tmp_path):
+def test_synthetic_label_and_package_size(spec, constants, tmp_path):
     header = constants["synthetic_package_header"].encode()
-    labelled = write_packet(tmp_path / "s", constants, package_size=10_000).parent
+    labelled = write_packet(tmp_path / "s", spec, package_size=10_000).parent
     data = (labelled / "package/flare-package.bin").read_bytes()
     assert data.startswith(header) and len(data) == 10_000
-    unlabelled = write_packet(tmp_path / "u", constants, synthetic=False).parent
+    unlabelled = write_packet(tmp_path / "u", spec, synthetic=False).parent
     assert load(unlabelled, "packet.json")["synthetic"] is False
     assert not (unlabelled / "package/flare-package.bin").read_bytes().startswith(header)
 
@@ -168,8 +185,8 @@ def test_synthetic_label_and_package_size(constants, tmp_path):
 
 
 @pytest.mark.parametrize("repetitions", [1, 2])
-def test_group_and_request_order_follow_the_matrix(constants, tmp_path, repetitions):
-    root = write_packet(tmp_path / "p", constants, repetitions=repetitions).parent
+def test_group_and_request_order_follow_the_matrix(spec, constants, tmp_path, repetitions):
+    root = write_packet(tmp_path / "p", spec, repetitions=repetitions).parent
     corpus = load(root, "corpus.json")
     assert corpus["name"] == constants["corpus_name"]
     assert corpus["repetitions"] == repetitions
@@ -187,6 +204,17 @@ def test_group_and_request_order_follow_the_matrix(constants, tmp_path, repetiti
         expected_ids(constants, repetitions)
 
 
+def child_spec(tmp_path: Path, constants: dict, spec_id: str = "flare/next"):
+    """A child of the bundled spec overriding ``constants``, compiled from a file."""
+    from flarespec.spec.open import open_compiled
+
+    path = tmp_path / "next.yaml"
+    path.write_text(yaml.safe_dump({"flarespec": 1, "id": spec_id, "title": "next revision",
+                                    "extends": "flare/bce032c0", "constants": constants},
+                                   sort_keys=False))
+    return open_compiled(path)
+
+
 def test_writer_follows_a_modified_spec_without_code_changes(constants, tmp_path):
     # A hypothetical next revision: decode-c4 dropped, ttft-512 has 5 requests, new id style.
     changed = copy.deepcopy(constants)
@@ -195,7 +223,9 @@ def test_writer_follows_a_modified_spec_without_code_changes(constants, tmp_path
     changed["group_id_format"] = "rep{repetition}-{kind}"
     changed["request_id_format"] = "{group}-req{index}"
     changed["corpus_name"] = "flare-http-performance-v2-corpus"
-    root = write_packet(tmp_path / "p", changed).parent
+    overrides = {key: changed[key] for key in ("group_matrix", "group_id_format", "request_id_format",
+                                                "corpus_name")}
+    root = write_packet(tmp_path / "p", child_spec(tmp_path, overrides)).parent
     corpus = load(root, "corpus.json")
     assert corpus["name"] == "flare-http-performance-v2-corpus"
     assert [(g["id"], [r["id"] for r in g["requests"]]) for g in corpus["groups"]] == expected_ids(changed, 1)
@@ -217,8 +247,8 @@ def test_request_json_digest_chain(constants, packet_path):
         assert request["request_sha256"] == sha(path) == observation["request_sha256"]
 
 
-def test_prefix_geometry_and_reuse(constants, tmp_path):
-    root = write_packet(tmp_path / "p", constants, repetitions=2).parent
+def test_prefix_geometry_and_reuse(spec, constants, tmp_path):
+    root = write_packet(tmp_path / "p", spec, repetitions=2).parent
     prefix = constants["prefix"]
     expected_reuse = {row["kind"]: row["reused_tokens"] for row in constants["group_matrix"]}
     seeds = {}
@@ -353,15 +383,15 @@ def test_derived_field_only_in_measurements_copy_of_derived_kinds(constants, pac
     assert seen_kinds == set(derived["kinds"])
 
 
-def test_unaugmented_copies_are_identical(constants, tmp_path):
-    root = write_packet(tmp_path / "p", constants, augment=False).parent
+def test_unaugmented_copies_are_identical(spec, constants, tmp_path):
+    root = write_packet(tmp_path / "p", spec, augment=False).parent
     copies = {o["request_id"]: o for g in load(root, "run/measurements.json")["groups"] for o in g["observations"]}
     for _, request, sidecar in observations(root):
         assert copies[request["id"]] == sidecar
 
 
-def test_target_arch_sm121(constants, tmp_path):
-    root = write_packet(tmp_path / "p", constants, target_arch="sm121").parent
+def test_target_arch_sm121(spec, constants, tmp_path):
+    root = write_packet(tmp_path / "p", spec, target_arch="sm121").parent
     assert load(root, "preparation/memory-report.json")["target_arch"] == "sm121"
     assert load(root, "run/measurements.json")["labels"]["target_arch"] == "sm121"
 
@@ -425,8 +455,8 @@ def test_snapshots_carry_unrelated_families_and_plain_integer_requirements(const
         assert f"# TYPE {metric['name']} {metric['type']}" in text
 
 
-def test_shared_snapshots_chain(constants, tmp_path):
-    root = write_packet(tmp_path / "p", constants, shared_snapshots=True).parent
+def test_shared_snapshots_chain(spec, constants, tmp_path):
+    root = write_packet(tmp_path / "p", spec, shared_snapshots=True).parent
     packet = load(root, "packet.json")
     pairs = list(packet["snapshots"].values())
     assert pairs[0][0] == "run/metrics/s0.prom"
@@ -440,8 +470,8 @@ def test_shared_snapshots_chain(constants, tmp_path):
 # -------------------------------------------------------------------- pair
 
 
-def test_write_pair_shares_identity_but_not_timings(constants, tmp_path):
-    baseline, candidate = write_pair(tmp_path, constants)
+def test_write_pair_shares_identity_but_not_timings(spec, constants, tmp_path):
+    baseline, candidate = write_pair(tmp_path, spec)
     assert (baseline, candidate) == (tmp_path / "baseline/packet.json", tmp_path / "candidate/packet.json")
     a, b = load(baseline.parent, "packet.json"), load(candidate.parent, "packet.json")
     for field in ("source", "metric", "synthetic"):
@@ -457,9 +487,9 @@ def test_write_pair_shares_identity_but_not_timings(constants, tmp_path):
     assert metric(baseline.parent) != metric(candidate.parent)
 
 
-def test_write_pair_candidate_overrides(constants, tmp_path):
+def test_write_pair_candidate_overrides(spec, constants, tmp_path):
     # Same seed, later timings: every candidate arrival is exactly 2 ms later.
-    baseline, candidate = write_pair(tmp_path, constants, seed=5, candidate={"seed": 5, "timing_offset_ns": 2_000_000})
+    baseline, candidate = write_pair(tmp_path, spec, seed=5, candidate={"seed": 5, "timing_offset_ns": 2_000_000})
     first = [o["events"][0]["arrival_ns"] for *_, o in observations(baseline.parent)]
     second = [o["events"][0]["arrival_ns"] for *_, o in observations(candidate.parent)]
     assert [b - a for a, b in zip(first, second)] == [2_000_000] * len(first)

@@ -9,8 +9,8 @@ import statistics
 import yaml
 
 from flarespec.adapter.commands import measure
-from flarespec.adapter.select import compile_file
-from flarespec.fixtures.writer import write_packet
+from flarespec.spec.open import open_compiled as compile_file
+from flarespec.fixtures.writers import write_packet
 
 NEW_REVISION = "1" * 40
 
@@ -35,7 +35,7 @@ def write_child_spec(tmp_path, flare_constants):
 def test_child_spec_yields_valid_packets_and_validates_them(tmp_path, flare_constants):
     spec_path = write_child_spec(tmp_path, flare_constants)
     spec = compile_file(spec_path)
-    packet = write_packet(tmp_path / "packet", spec.constants)
+    packet = write_packet(tmp_path / "packet", spec)
     outcome = measure(packet, packet, tmp_path / "out" / "r.json", spec_path=spec_path)
     assert outcome.exit_code == 0, outcome.receipt["violations"][:5]
     samples = outcome.receipt["packet"]["metric"]["samples"]
@@ -48,7 +48,7 @@ def test_child_spec_yields_valid_packets_and_validates_them(tmp_path, flare_cons
 
 def test_the_old_spec_rejects_the_new_revisions_packet(tmp_path, flare_constants, flare_spec):
     spec_path = write_child_spec(tmp_path, flare_constants)
-    packet = write_packet(tmp_path / "packet", compile_file(spec_path).constants)
+    packet = write_packet(tmp_path / "packet", compile_file(spec_path))
     bundled_only = measure(packet, packet, tmp_path / "r.json")
     assert {v["rule"] for v in bundled_only.receipt["violations"]} == {"spec.unsupported"}
     forced = measure(packet, packet, tmp_path / "f.json",

@@ -10,12 +10,13 @@ import click
 
 def run_demo(directory: str | None) -> int:
     from flarespec.adapter.commands import measure, validate_pair
-    from flarespec.cli.fixture_commands import DEFAULT_SPEC, spec_constants
-    from flarespec.fixtures.writer import write_pair
+    from flarespec.cli.fixture_commands import open_for_writing
+    from flarespec.fixtures.writers import write_pair
 
     base = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="flarespec-demo-"))
     packets, receipts = base / "packets", base / "receipts"
-    baseline, candidate = write_pair(packets, spec_constants(DEFAULT_SPEC))
+    spec = open_for_writing(None)
+    baseline, candidate = write_pair(packets, spec)
     click.echo(f"Wrote a synthetic pair (synthetic: true, non-model package):\n"
                f"  baseline  {baseline}\n  candidate {candidate}")
     steps = [
@@ -39,7 +40,8 @@ def run_demo(directory: str | None) -> int:
             said = f"{len(receipt['violations'])} violations"
         click.echo(f"{title:<18} exit {outcome.exit_code}  {receipt['status']:<8} {said}\n"
                    f"{'':<18} receipt {outcome.output}")
-    click.echo("\nThe runner reads metrics.delivery_ttft_ns from the two measure receipts.\n"
+    metric_key = spec.metric.key if spec.metric else "the metric"
+    click.echo(f"\nThe runner reads {metric_key} from the two measure receipts.\n"
                "Limits: an offline contract check on synthetic evidence; it proves adapter\n"
                "behaviour only, not service quality, performance or model quality.")
     return worst

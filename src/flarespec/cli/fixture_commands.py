@@ -4,26 +4,63 @@ from __future__ import annotations
 
 import click
 
-DEFAULT_SPEC = "flare/bce032c0"
-
-
-def spec_constants(spec_ref: str) -> dict:
-    """Constants of a resolved spec, by bundled id or by file path."""
-    from pathlib import Path
-
-    from flarespec.adapter.select import bundled_specs, compile_file
+def open_for_writing(spec_ref: str | None):
+    """The compiled spec to write packets for (default: ``writers.default_spec``), checked
+    against its writer's declaration; a problem is a usage error naming ``--spec``."""
+    from flarespec.fixtures.writers import default_spec, prepare
     from flarespec.spec.errors import SpecInvalid
+    from flarespec.spec.open import open_compiled
 
-    if Path(spec_ref).exists() or Path(spec_ref).is_symlink():  # a FIFO too: refused by name
-        try:
-            return compile_file(spec_ref).constants
-        except SpecInvalid as problem:
-            raise click.BadParameter(f"\n{problem}", param_hint="--spec") from None
-    for spec in bundled_specs():
-        if spec.id == spec_ref:
-            return spec.constants
-    raise click.BadParameter(f"no bundled spec {spec_ref!r}; see `flarespec spec list`",
-                             param_hint="--spec")
+    try:
+        spec = open_compiled(spec_ref) if spec_ref else default_spec()
+        prepare(spec)
+    except SpecInvalid as problem:
+        raise click.BadParameter(f"\n{problem}", param_hint="--spec") from None
+    return spec
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _writer_params() -> list[click.Option]:
+    """One click option per command-line option the installed writers declare (merged by
+    name); values are checked against the spec's writer once the spec is loaded."""
+    from flarespec.fixtures.writers import discover
+
+    merged: dict[str, tuple] = {}
+    for writer in discover().values():
+        for option in writer.options:
+            if option.cli:
+                first, writers = merged.get(option.name, (option, []))
+                merged[option.name] = (first, writers + [writer.name])
+    return [_click_option(option, writers) for option, writers in merged.values()]
+
+
+def _click_option(option, writers: list[str]) -> click.Option:
+    if option.choices_from:
+        default = f"one of the spec's constant {option.choices_from}; default: its first"
+    else:
+        default = f"default: {option.default}"
+    if option.type is int:
+        kind = click.INT if option.minimum is None else click.IntRange(min=option.minimum)
+    else:
+        kind = {bool: None}.get(option.type, click.STRING)
+    name = option.name.replace("_", "-")
+    decls = [f"--{name}/--no-{name}"] if option.type is bool else [f"--{name}"]
+    return click.Option([*decls, option.name], type=kind, default=None,
+                        help=f"{option.help} ({default}; writer {', '.join(writers)})")
+
+
+class _WithWriterOptions(click.Command):
+    """A command whose writer options are added when it is parsed or its help is shown,
+    so ``flarespec --help`` does not import the writers."""
+
+    def get_params(self, ctx):
+        if not getattr(self, "_writer_options_added", False):
+            self.params.extend(_writer_params())
+            self._writer_options_added = True
+        return super().get_params(ctx)
 
 
 @click.group()
@@ -31,65 +68,39 @@ def fixture():
     """Synthetic evidence: complete, valid, deterministic packets (always labelled synthetic)."""
 
 
-@fixture.command("write")
+@fixture.command("write", cls=_WithWriterOptions)
 @click.argument("directory", type=click.Path(file_okay=False))
-@click.option("--spec", "spec_ref", default=DEFAULT_SPEC, show_default=True,
-              help="Bundled spec id or spec file whose constants shape the packet.")
-@click.option("--repetitions", default=1, show_default=True, type=click.IntRange(min=1))
-@click.option("--target-arch", default="sm120", show_default=True,
-              type=click.Choice(["sm120", "sm121"]))
-@click.option("--seed", default=0, show_default=True, type=int, help="Seeds the client timings.")
-@click.option("--package-size", default=4096, show_default=True, type=click.IntRange(min=64),
-              help="Bytes of the labelled non-model package file.")
+@click.option("--spec", "spec_ref",
+              help="Bundled spec id or spec file to write for; its `writer:` key names the "
+                   "writer (default: the newest bundled spec with a writer).")
 @click.option("--pair", is_flag=True,
               help="Write DIRECTORY/baseline and DIRECTORY/candidate: comparable, different timings.")
-def write(directory, spec_ref, repetitions, target_arch, seed, package_size, pair):
-    """Write a synthetic packet (or a --pair) into the empty or missing DIRECTORY."""
-    from flarespec.fixtures.writer import write_packet, write_pair
+def write(directory, spec_ref, pair, **options):
+    """Write a synthetic packet (or a --pair) into the empty or missing DIRECTORY.
 
-    constants = spec_constants(spec_ref)
-    options = dict(repetitions=repetitions, target_arch=target_arch, seed=seed,
-                   package_size=package_size)
+    \b
+    Which files exist and where comes from the spec's documents, what they hold from its
+    constants; the options below are declared by the writers and checked against the
+    spec's writer. Example:
+      flarespec fixture write out/pair --pair --repetitions 2
+    """
+    from flarespec.fixtures.writers import WriterError, write_packet, write_pair
+
+    spec = open_for_writing(spec_ref)
+    given = {name: value for name, value in options.items() if value is not None}
     try:
         if pair:
-            baseline, candidate = write_pair(directory, constants, **options)
+            baseline, candidate = write_pair(directory, spec, **given)
             click.echo(f"baseline:  {baseline}\ncandidate: {candidate}")
         else:
-            click.echo(str(write_packet(directory, constants, **options)))
+            click.echo(str(write_packet(directory, spec, **given)))
+    except WriterError as problem:
+        hint = _flag(problem.option) if problem.option else None
+        raise click.BadParameter(str(problem), param_hint=hint) from None
     except FileExistsError as problem:
         raise click.ClickException(f"{problem} (choose an empty or new directory)") from None
 
 
-@fixture.command("check")
-@click.argument("catalog", required=False, type=click.Path(exists=True, dir_okay=False))
-@click.option("--spec", "spec_path", type=click.Path(exists=True, dir_okay=False),
-              help="Validate with this spec file (and write packets from its constants) "
-                   "instead of the catalog's bundled spec: see what an edit changes.")
-@click.option("-k", "pattern", help="Only cases whose name contains this text.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
-def check(catalog, spec_path, pattern, fmt):
-    """Build every case of CATALOG (default: the bundled Flare catalog), measure it, and
-    compare with the rule ids it expects. Exit 0 when every case behaves as expected."""
-    import json
-    import sys
+from flarespec.cli.spec_test_command import fixture_check  # noqa: E402  (alias of `spec test`)
 
-    from flarespec.fixtures.catalog import load_catalog
-    from flarespec.fixtures.check import bundled_catalog_dir, check_catalog
-
-    catalog = catalog or bundled_catalog_dir() / "flare" / "catalog.yaml"
-    spec_id, cases = load_catalog(catalog)
-    cases = [case for case in cases if not pattern or pattern in case.name]
-    constants = spec_constants(spec_path or spec_id)
-    results = check_catalog(cases, constants, spec_path)
-    if fmt == "json":
-        click.echo(json.dumps([{k: v for k, v in vars(r).items() if k != "violations"}
-                               for r in results], indent=2))
-    else:
-        for result in results:
-            mark = "ok  " if result.ok else ("xfail" if result.known_issue else "FAIL")
-            line = f"{mark} {result.name}: expected {result.expected}"
-            click.echo(line if result.ok else f"{line}; got {result.got}")
-        failed = sum(not r.ok and not r.known_issue for r in results)
-        click.echo(f"{len(results) - failed}/{len(results)} cases as expected", err=True)
-    sys.exit(0 if all(r.ok or r.known_issue for r in results) else 2)
+fixture.add_command(fixture_check)
