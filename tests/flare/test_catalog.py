@@ -1,11 +1,12 @@
 """The Flare fixture catalog (fixtures/flare/catalog.yaml) against `measure`.
 
-Every case is built from a fresh valid packet plus its mutations and measured. A rejected
-case must exit 2 with status "rejected", carry no metric anywhere, and fire exactly the
-expected error rule ids (``pair.peer-invalid`` aside: it is checked as an invariant, present
-exactly when the peer is a packet of its own and is invalid). An accepted case must exit 0
-and export the delivery TTFT recomputed here, independently of the validator, from the
-sidecars.
+Every case is built from a fresh valid packet plus its mutations and measured, then judged
+by ``flarespec.fixtures.check.judge`` (the same strict checks as ``flarespec spec test``):
+a rejected case must exit 2 with status "rejected", carry no metric anywhere, and fire
+exactly the expected error rule ids (``pair.peer-invalid`` aside: it is checked as an
+invariant, present exactly when the peer is a packet of its own and is invalid). An
+accepted case must exit 0 and export the delivery TTFT recomputed here (the oracle below),
+independently of the validator, from the sidecars.
 
 Cases with ``known_issue`` state the correct expectation for a validator bug that is not
 fixed yet: they run as strict expected failures.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,13 +26,13 @@ from flarespec.adapter import commands
 from flarespec.adapter.commands import measure
 from flarespec.adapter.select import bundled_specs
 from flarespec.fixtures.catalog import TemplateCache, build_case, load_catalog
+from flarespec.fixtures.check import INTERNAL_ERROR, describe, judge, metric_key
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = ROOT / "fixtures/flare/catalog.yaml"
 SPEC_ID, CASES = load_catalog(CATALOG)
 
 PEER_INVALID = "pair.peer-invalid"
-INTERNAL_ERROR = "engine.internal-error"
 MEASURED_KIND = "ttft-512"  # contract section 9: the one measured kind
 
 
@@ -98,33 +100,18 @@ def measured_ttfts(packet_json: Path) -> list[int]:
     return ttfts
 
 
-def leaks(value, forbidden: set, where: str = "$") -> list[str]:
-    """Places in a receipt that carry a metric key or one of the forbidden numbers."""
-    found = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key in ("metric", "metrics"):
-                found.append(f"{where}.{key}")
-            found.extend(leaks(item, forbidden, f"{where}.{key}"))
-    elif isinstance(value, list):
-        for number, item in enumerate(value):
-            found.extend(leaks(item, forbidden, f"{where}[{number}]"))
-    elif isinstance(value, (int, float)) and not isinstance(value, bool) and value in forbidden:
-        found.append(f"{where} = {value!r}")
-    elif isinstance(value, str) and any(re.search(rf"(?<!\d){int(f)}(?!\d)", value)
-                                        for f in forbidden if float(f).is_integer()):
-        found.append(f"{where} (text)")
-    return found
+class FlareOracle:
+    """The independent reading ``judge`` compares an accepted receipt with and looks for
+    in a rejection."""
 
+    def metric(self, packet_json: Path):
+        samples = measured_ttfts(packet_json)
+        assert samples, f"{packet_json}: no measured sidecar could be read"
+        return statistics.median(samples)
 
-def describe(receipt: dict) -> str:
-    lines = [f"status {receipt.get('status')!r}"]
-    for v in receipt.get("violations", []):
-        lines.append(f"  {v['packet']:6} {v['severity']:7} {v['rule']:45} {v.get('file')} "
-                     f"@ {v.get('location')}: {v['message'][:160]}")
-    for w in receipt.get("warnings", []):
-        lines.append(f"  {w['packet']:6} warning {w['rule']:45} {w['message'][:120]}")
-    return "\n".join(lines)
+    def forbidden(self, packet_json: Path) -> set:
+        samples = measured_ttfts(packet_json)
+        return set(samples) | ({statistics.median(samples)} if samples else set())
 
 
 # ------------------------------------------------------------------------- the cases
@@ -137,53 +124,40 @@ def _param(case):
 
 @pytest.mark.parametrize("case", [_param(case) for case in CASES])
 def test_case(case, spec, templates, tmp_path):
-    packet, peer = build_case(case, tmp_path / "case", spec.constants, templates)
+    packet, peer = build_case(case, tmp_path / "case", spec, templates)
     output = tmp_path / "out" / "receipt.json"
     outcome = measure(packet, peer, output)
     receipt = outcome.receipt
     assert json.loads(output.read_bytes()) == receipt, "the written receipt is not the returned one"
+    problems = judge(case, receipt, outcome.exit_code, packet, peer, metric_key=metric_key(spec),
+                     oracle=FlareOracle())
+    assert not problems, f"{case.name}: " + "\n  ".join(problems) + "\n" + describe(receipt)
 
-    errors = {v["rule"] for v in receipt["violations"] if v["severity"] == "error"}
-    warnings = {w["rule"] for w in receipt["warnings"]}
-    report = describe(receipt)
-    assert INTERNAL_ERROR not in errors, f"{case.name}: internal error\n{report}"
-    if "warnings" in case.expect:
-        assert warnings == set(case.expect["warnings"]), f"{case.name}: warnings differ\n{report}"
 
-    if case.expect.get("accept"):
-        assert outcome.exit_code == 0, f"{case.name}: expected a pass\n{report}"
-        assert receipt["status"] == "pass"
-        assert receipt["violations"] == []
-        samples = measured_ttfts(packet)
-        assert samples, f"{case.name}: no measured sidecar could be read"
-        assert receipt["metrics"] == {"delivery_ttft_ns": statistics.median(samples)}, report
-        return
-
-    expected = set(case.expect["rejected_by"])
-    assert outcome.exit_code == 2, f"{case.name}: expected exit 2\n{report}"
-    assert receipt["status"] == "rejected"
-    assert "metrics" not in receipt
-    forbidden = set(measured_ttfts(packet)) | (set(measured_ttfts(peer)) if peer != packet else set())
-    for samples in (measured_ttfts(packet), measured_ttfts(peer)):
-        if samples:
-            forbidden.add(statistics.median(samples))
-    # Decision (docs/receipt.md): a violation may quote the raw evidence values it is about
-    # (its expected/actual/message); the metric, its samples and any per-packet value never
-    # appear anywhere else in a rejection.
-    outside_violations = {k: v for k, v in receipt.items() if k not in ("violations", "warnings")}
-    leaked = leaks(outside_violations, forbidden) + leaks(
-        [{k: v for k, v in entry.items() if k not in ("expected", "actual", "message")}
-         for entry in receipt["violations"] + receipt["warnings"]], forbidden)
-    assert not leaked, f"{case.name}: metric or TTFT sample in a rejection receipt: {leaked}\n{report}"
-
-    peer_is_invalid = not receipt["peer"]["same_as_packet"] and any(
-        v["packet"] == "peer" for v in receipt["violations"])
-    assert (PEER_INVALID in errors) == peer_is_invalid, (
-        f"{case.name}: {PEER_INVALID} must be reported exactly when a distinct peer is "
-        f"invalid\n{report}")
-    assert errors - {PEER_INVALID} == expected, (
-        f"{case.name}: rule ids differ\n  missing:    {sorted(expected - errors)}\n"
-        f"  unexpected: {sorted(errors - expected - {PEER_INVALID})}\n{report}")
+def test_judge_is_strict_about_each_check(spec, templates, tmp_path):
+    """Each check of ``judge`` fires on the receipt that breaks it (the catalog only shows
+    that good receipts pass)."""
+    by_name = {case.name: case for case in CASES}
+    valid, missing = by_name["valid-own-peer"], by_name["missing-response-sse"]
+    packet, peer = build_case(valid, tmp_path / "case", spec, templates)
+    outcome = measure(packet, peer, tmp_path / "out" / "receipt.json")
+    receipt, key = outcome.receipt, metric_key(spec)
+    assert judge(valid, receipt, 0, packet, peer, metric_key=key, oracle=FlareOracle()) == []
+    wrong_metric = json.loads(json.dumps(receipt))
+    wrong_metric["metrics"]["delivery_ttft_ns"] += 1
+    assert "differ from the recomputed" in judge(valid, wrong_metric, 0, packet, peer, metric_key=key,
+                                                 oracle=FlareOracle())[0]
+    warned = dict(receipt, warnings=[{"rule": "x.warn", "packet": "packet", "message": "m"}])
+    assert judge(valid, warned, 0, packet, peer, metric_key=key)[0].startswith("warnings ['x.warn']")
+    leaked = dict(receipt, status="rejected", violations=[
+        {"rule": "response.file.missing", "severity": "error", "packet": "packet", "message": "m"}])
+    problems = judge(missing, leaked, 2, packet, peer, metric_key=key, oracle=FlareOracle())
+    assert problems[0] == "a rejection carries metrics"
+    assert problems[1].startswith("metric or sample in a rejection receipt: ['$.metrics', ")
+    crashed = dict(leaked, violations=leaked["violations"] + [
+        {"rule": INTERNAL_ERROR, "severity": "error", "packet": "packet", "message": "boom"}])
+    crashed.pop("metrics")
+    assert judge(missing, crashed, 2, packet, peer, metric_key=key)[:1] == ["internal error: boom"]
 
 
 # ------------------------------------------------------------------------- coverage
@@ -277,3 +251,47 @@ def test_contract_doc_matches_the_catalog(spec):
     spec_rules = {rule.id for rule in spec.rules if rule.severity == "error"} | {r["id"] for r in spec.pair}
     assert not (spec_rules | expected) - documented_rules - {PEER_INVALID}, (
         f"rule ids missing from docs/contract.md: {sorted((spec_rules | expected) - documented_rules)}")
+
+
+# ------------------------------------------------------------------ spelled in constants
+
+
+def _raw_steps(case) -> str:
+    return json.dumps([case.writer, case.mutate, case.peer])
+
+
+def test_cases_spell_no_value_the_catalog_names(spec):
+    """Group and request ids, counter and gauge names come from the spec under test:
+    no case spells the bundled spec's value of a name the catalog defines."""
+    from flarespec.fixtures.catalog import resolve_names
+
+    names = resolve_names(CASES[0].names, spec.constants)
+    for case in CASES:
+        steps = _raw_steps(case)
+        spelled = sorted(key for key, value in names.items()
+                         if re.search(rf"(?<![\w.-]){re.escape(str(value))}(?![\w-]|\.q\d)", steps))
+        assert not spelled, f"{case.name}: spells the value of {spelled}; write ${{NAME}}"
+
+
+def test_names_and_placeholders_are_filled_from_the_constants(tmp_path):
+    from flarespec.fixtures.catalog import CatalogError, expand_case
+
+    path = tmp_path / "catalog.yaml"
+    path.write_text(
+        "spec: x/y\nnames:\n"
+        "  group: {format: \"${fmt}\", n: 1, kind: \"${kinds.1}\"}\n"
+        "  item: {format: \"{g}/i{m}\", g: \"${group}\", m: \"${size}\"}\n"
+        "cases:\n  - name: c\n    description: d\n    writer: {repetitions: \"${size}\"}\n"
+        "    mutate:\n      - {op: remove_file, file: \"${item}/x-${size}.json\"}\n"
+        "      - {op: set_json, file: a.json, path: \"$.v\", value: \"${kinds}\"}\n"
+        "    expect: {accept: true}\n")
+    _, (case,) = load_catalog(path)
+    constants = {"fmt": "r{n}.{kind}", "kinds": ["a", "b"], "size": 3}
+    expanded = expand_case(case, constants)
+    assert expanded.writer == {"repetitions": 3}  # a whole placeholder keeps the value's type
+    assert expanded.mutate == [{"op": "remove_file", "file": "r1.b/i3/x-3.json"},
+                               {"op": "set_json", "file": "a.json", "path": "$.v", "value": ["a", "b"]}]
+    with pytest.raises(CatalogError, match=r"case c: \$\{kinds.2\}: neither a catalog name nor a constant"):
+        expand_case(replace(case, writer={"repetitions": "${kinds.2}"}), constants)
+    with pytest.raises(CatalogError, match=r"names.group: cannot fill"):
+        expand_case(case, {"fmt": "r{n}.{missing}", "kinds": ["a", "b"], "size": 3})

@@ -1,0 +1,198 @@
+"""``flarespec spec test``: run a spec's own cases (the catalogs of its chain) strictly.
+
+``flarespec fixture check`` is an alias: the same command object behind another name.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+HELP = """Run the cases of each SPEC (bundled id or file; default: every bundled spec that
+has a catalog) and check them strictly.
+
+The cases come from the catalogs associated with the spec or one of its ancestors (a
+catalog's `spec:`), built from the constants of the spec under test, so a child inherits
+them. A case whose expected rule or document the child dropped is "not applicable";
+expectations follow renamed rules (`renamed_from`). Strict means: exactly the expected
+error rule ids, the expected warnings, no metric in a rejection, no internal error, and
+the spec's metric on a pass.
+
+\b
+Exit codes: 0 every case as expected (not applicable ones aside),
+            1 some case failed (one line each: expected vs got),
+            2 usage or spec error, or -k matched no case.
+\b
+Examples:
+  flarespec spec test                          # every bundled spec
+  flarespec spec test child.yaml -k missing    # the missing-file cases of a draft
+  flarespec spec test shop/v1 --coverage --format junit --output cases.xml
+"""
+
+
+def _options(command):
+    for option in reversed([
+        click.argument("spec_refs", nargs=-1, metavar="[SPEC]..."),
+        click.option("-k", "pattern", help="Only cases whose name contains this text (no match: exit 2)."),
+        click.option("--catalog", "catalogs", multiple=True, type=click.Path(exists=True, dir_okay=False),
+                     help="Run this catalog file instead of the spec's own catalogs (repeatable)."),
+        click.option("--coverage", is_flag=True,
+                     help="Also list the error rules of the spec that no case makes fail (exit code unchanged)."),
+        click.option("--format", "fmt", type=click.Choice(["text", "github", "junit"]), default="text",
+                     show_default=True, help="github: ::error:: lines for Actions; junit: JUnit XML."),
+        click.option("--output", type=click.Path(dir_okay=False),
+                     help="Write the junit report to this file instead of stdout."),
+    ]):
+        command = option(command)
+    return command
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _plan(spec_ref: str, catalogs: tuple[str, ...], pattern: str | None):
+    """(compiled spec, SpecCases filtered by -k, spec_path for measure) or exit 2."""
+    from pathlib import Path
+
+    from flarespec.fixtures.catalog import CatalogError
+    from flarespec.fixtures.check import catalogs_for, spec_cases
+    from flarespec.spec.errors import SpecInvalid
+    from flarespec.spec.open import is_path, open_compiled
+
+    try:
+        compiled = open_compiled(spec_ref)
+        files = [Path(c) for c in catalogs] or catalogs_for(compiled)
+        if not files:
+            _fail(f"{spec_ref}: no catalog is associated with {compiled.id} or its ancestors "
+                  f"(give one with --catalog)")
+        planned = spec_cases(compiled, files, selection_runs=not is_path(spec_ref))
+    except SpecInvalid as problem:
+        click.echo(str(problem), err=True)
+        sys.exit(EXIT_USAGE)
+    except CatalogError as problem:
+        _fail(str(problem))
+    planned.cases = [case for case in planned.cases if not pattern or pattern in case.name]
+    return compiled, planned, spec_ref if is_path(spec_ref) else None
+
+
+def _line(spec_id: str, result) -> str:
+    problems = "; ".join(result.problems)
+    return (f"{spec_id} {result.name}: expected {result.expected}; got {result.got}"
+            + (f" ({problems})" if problems and not result.got.startswith("crash") else ""))
+
+
+def _summary(spec_id: str, results, seconds: float) -> str:
+    from flarespec.fixtures.check import FAILED, KNOWN_ISSUE, NOT_APPLICABLE, PASSED
+
+    count = {status: sum(r.status == status for r in results)
+             for status in (PASSED, FAILED, NOT_APPLICABLE, KNOWN_ISSUE)}
+    known = f", {count[KNOWN_ISSUE]} known issue(s)" if count[KNOWN_ISSUE] else ""
+    return (f"{spec_id}: {count[PASSED]} passed, {count[FAILED]} failed, "
+            f"{count[NOT_APPLICABLE]} not applicable{known} ({seconds:.1f} s)")
+
+
+def _text(runs, github: bool) -> None:
+    from flarespec.fixtures.check import FAILED, NOT_APPLICABLE
+
+    for spec_id, results, uncovered, seconds in runs:
+        for result in results:
+            if result.status == FAILED:
+                click.echo(f"::error title=spec test::{_line(spec_id, result)}" if github
+                           else f"FAIL {_line(spec_id, result)}")
+            elif result.status == NOT_APPLICABLE:
+                click.echo(f"n/a  {spec_id} {result.name}: {result.reason}")
+        for rule in uncovered or []:
+            click.echo(f"{'::warning title=spec test::' if github else 'uncovered '}{spec_id} "
+                       f"{rule}: no case makes this error rule fail")
+        click.echo(_summary(spec_id, results, seconds))
+
+
+def _junit(runs, output: str | None) -> None:
+    import xml.etree.ElementTree as ET
+
+    from flarespec.fixtures.check import FAILED, KNOWN_ISSUE, NOT_APPLICABLE
+
+    suites = ET.Element("testsuites")
+    for spec_id, results, uncovered, seconds in runs:
+        suite = ET.SubElement(suites, "testsuite", name=spec_id, tests=str(len(results)),
+                              failures=str(sum(r.status == FAILED for r in results)),
+                              skipped=str(sum(r.status in (NOT_APPLICABLE, KNOWN_ISSUE) for r in results)),
+                              time=f"{seconds:.3f}")
+        for result in results:
+            case = ET.SubElement(suite, "testcase", classname=spec_id, name=result.name)
+            if result.status == FAILED:
+                ET.SubElement(case, "failure", message=_line(spec_id, result)).text = result.report
+            elif result.status in (NOT_APPLICABLE, KNOWN_ISSUE):
+                ET.SubElement(case, "skipped", message=f"{result.status}: {result.reason}")
+        if uncovered:
+            ET.SubElement(suite, "system-out").text = "uncovered error rules: " + ", ".join(uncovered)
+    ET.indent(suites)
+    text = ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+    if output:
+        from pathlib import Path
+
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as problem:
+            _fail(f"--output {output}: {problem.strerror or problem}")
+    else:
+        click.echo(text, nl=False)
+
+
+def render(runs, fmt: str, output: str | None) -> bool:
+    """Report every run in ``fmt``; True when some case failed."""
+    from flarespec.fixtures.check import FAILED
+
+    if fmt == "junit":
+        _junit(runs, output)
+    else:
+        _text(runs, github=fmt == "github")
+    return any(r.status == FAILED for _, results, _, _ in runs for r in results)
+
+
+def _default_refs() -> list[str]:
+    from flarespec.fixtures.check import catalogs_for
+    from flarespec.spec.open import bundled_compiled
+
+    return [spec.id for spec in bundled_compiled() if catalogs_for(spec)]
+
+
+def run_spec_tests(spec_refs, pattern, catalogs, coverage, fmt, output) -> None:
+    """The command body (shared by `spec test` and its alias `fixture check`)."""
+    from flarespec.fixtures.check import check_cases, uncovered_rules
+
+    if output and fmt != "junit":
+        _fail("--output is for --format junit (text and github go to stdout)")
+    plans = [_plan(ref, catalogs, pattern) for ref in (spec_refs or _default_refs())]
+    if not plans:
+        _fail("no spec to test: no bundled spec has a catalog")
+    if pattern and not any(planned.cases for _, planned, _ in plans):
+        _fail(f"-k {pattern!r} matches no case")
+    runs = []
+    for compiled, planned, spec_path in plans:
+        started = time.perf_counter()
+        results = check_cases(planned.cases, compiled, spec_path,
+                              skip=lambda case: planned.skip.get(case.name))
+        uncovered = uncovered_rules(compiled, planned.cases, planned.skip) if coverage else None
+        runs.append((compiled.id, results, uncovered, time.perf_counter() - started))
+    failed = render(runs, fmt, output)
+    sys.exit(EXIT_FAILED if failed else EXIT_OK)
+
+
+@click.command("test", help=HELP)
+@_options
+def spec_test(spec_refs, pattern, catalogs, coverage, fmt, output):
+    run_spec_tests(spec_refs, pattern, catalogs, coverage, fmt, output)
+
+
+@click.command("check", help="Alias of `flarespec spec test` (same options, same code).\n\n" + HELP,
+               short_help="Alias of `flarespec spec test`.")
+@_options
+def fixture_check(spec_refs, pattern, catalogs, coverage, fmt, output):
+    run_spec_tests(spec_refs, pattern, catalogs, coverage, fmt, output)

@@ -1,0 +1,180 @@
+"""``flarespec spec test`` (and its alias ``fixture check``) through the CLI, on the bundled
+spec, on child specs written into tmp_path and on small catalogs."""
+
+from __future__ import annotations
+
+import copy
+import xml.etree.ElementTree as ET
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from flarespec.cli import main
+
+BUNDLED = "flare/bce032c0"
+SUBSET = "missing-response"        # a quick -k subset of the bundled catalog
+
+
+def run(*args):
+    result = CliRunner().invoke(main, list(args))
+    assert "Traceback" not in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
+    return result
+
+
+def child_spec(tmp_path, **changes) -> str:
+    """A child of the bundled spec with ``changes``, written into tmp_path."""
+    child = {"flarespec": 1, "id": "flare/child", "title": "a child for spec test",
+             "extends": BUNDLED, **changes}
+    path = tmp_path / "child.yaml"
+    path.write_text(yaml.safe_dump(child, sort_keys=False))
+    return str(path)
+
+
+def catalog(tmp_path, cases: str, spec: str = BUNDLED) -> str:
+    path = tmp_path / "cases.yaml"
+    path.write_text(f"spec: {spec}\nnames:\n  measured: {{format: \"${{group_id_format}}\", "
+                    f"repetition: 0, kind: \"${{measured_kind}}\"}}\ncases:\n{cases}")
+    return str(path)
+
+
+def test_bundled_subset_passes(flare_spec):
+    result = run("spec", "test", BUNDLED, "-k", SUBSET)
+    assert result.exit_code == 0, result.output
+    last = result.output.splitlines()[-1]
+    assert last.startswith(f"{BUNDLED}: ") and " 0 failed, 0 not applicable" in last
+    assert int(last.split(": ")[1].split(" passed")[0]) >= 1
+
+
+def test_fixture_check_is_the_same_command():
+    ours = run("fixture", "check", BUNDLED, "-k", "missing-response-sse")
+    theirs = run("spec", "test", BUNDLED, "-k", "missing-response-sse")
+    assert ours.exit_code == theirs.exit_code == 0
+    strip = lambda text: text.rsplit("(", 1)[0]  # noqa: E731 - the wall time differs
+    assert strip(ours.output) == strip(theirs.output)
+    assert "Alias of `flarespec spec test`" in run("fixture", "--help").output
+
+
+def test_k_without_a_match_is_a_usage_error():
+    result = run("spec", "test", BUNDLED, "-k", "no-such-case")
+    assert result.exit_code == 2
+    assert "-k 'no-such-case' matches no case" in result.output
+
+
+def test_an_unknown_spec_is_a_usage_error():
+    result = run("spec", "test", "flare/nope")
+    assert result.exit_code == 2
+    assert "[spec.unknown]" in result.output
+
+
+def test_a_child_that_drops_a_rule_reports_its_case_not_applicable(tmp_path):
+    spec = child_spec(tmp_path, drop_rules=["packet.schema"])
+    result = run("spec", "test", spec, "-k", "packet-schema")
+    assert result.exit_code == 0, result.output
+    assert "rule packet.schema is dropped" in result.output
+    assert "0 failed, 1 not applicable" in result.output.splitlines()[-1]
+
+
+def test_a_child_that_renames_a_counter_still_passes(tmp_path, flare_constants):
+    """The cases name counters through ${counters.*}: a renamed counter keeps them meaningful
+    (with the old spelled-out name they would plant a sample the snapshot rules ignore)."""
+    old, new = flare_constants["counters"]["completed"], "flare_requests_done_total"
+    idle = copy.deepcopy(flare_constants["idle_metrics"])
+    for metric in idle:
+        metric["name"] = new if metric["name"] == old else metric["name"]
+    counters = dict(flare_constants["counters"], completed=new)
+    spec = child_spec(tmp_path, constants={"counters": counters, "idle_metrics": idle})
+    result = run("spec", "test", spec, "-k", "snapshot-completed")
+    assert result.exit_code == 0, result.output
+    assert "1 passed, 0 failed" in result.output.splitlines()[-1]
+
+
+WRONG = """\
+  - name: wrongly-expected
+    description: The SSE file is removed but the case expects another rule.
+    mutate:
+      - {op: remove_file, file: "run/${measured}/${request_id_format}/response.sse"}
+    expect: {rejected_by: [packet.schema]}
+"""
+
+
+def test_a_wrong_expectation_fails_with_expected_vs_got(tmp_path):
+    cases = WRONG.replace("${request_id_format}", "${measured}.q0")
+    result = run("spec", "test", BUNDLED, "--catalog", catalog(tmp_path, cases))
+    assert result.exit_code == 1
+    assert (f"FAIL {BUNDLED} wrongly-expected: expected packet.schema; got response.file.missing "
+            f"(missing ['packet.schema'], unexpected ['response.file.missing'])") in result.output
+    assert "0 passed, 1 failed, 0 not applicable" in result.output
+
+
+def test_a_crashing_case_is_a_failure_not_a_traceback(tmp_path):
+    cases = WRONG.replace("${request_id_format}", "${no.such.constant}")
+    result = run("spec", "test", BUNDLED, "--catalog", catalog(tmp_path, cases))
+    assert result.exit_code == 1
+    assert "got crash: CatalogError: case wrongly-expected: ${no.such.constant}: neither a catalog" \
+        in result.output
+
+
+def test_github_and_junit_formats(tmp_path):
+    cases = WRONG.replace("${request_id_format}", "${measured}.q0")
+    github = run("spec", "test", BUNDLED, "--catalog", catalog(tmp_path, cases), "--format", "github")
+    assert github.exit_code == 1
+    assert f"::error title=spec test::{BUNDLED} wrongly-expected: expected packet.schema" in github.output
+    report = tmp_path / "cases.xml"
+    junit = run("spec", "test", BUNDLED, "--catalog", catalog(tmp_path, cases), "--format", "junit",
+                "--output", str(report))
+    assert junit.exit_code == 1 and junit.output == ""
+    suite = ET.parse(report).getroot().find("testsuite")
+    assert (suite.get("name"), suite.get("tests"), suite.get("failures")) == (BUNDLED, "1", "1")
+    assert "expected packet.schema" in suite.find("testcase/failure").get("message")
+
+
+@pytest.mark.parametrize("fmt", ["text", "github"])
+def test_coverage_lists_error_rules_no_case_fails(tmp_path, fmt):
+    cases = WRONG.replace("${request_id_format}", "${measured}.q0").replace(
+        "[packet.schema]", "[response.file.missing]")
+    result = run("spec", "test", BUNDLED, "--catalog", catalog(tmp_path, cases), "--coverage",
+                 "--format", fmt)
+    assert result.exit_code == 0, result.output
+    uncovered = [line for line in result.output.splitlines() if "no case makes this error rule fail" in line]
+    assert any(line.endswith(f"{BUNDLED} packet.schema: no case makes this error rule fail") for line in uncovered)
+    assert not any(" response.file.missing:" in line for line in uncovered)
+
+
+MANIFEST_RULES = {"packet.files.missing-entry": "manifest_lists_all",
+                  "packet.files.extra-entry": "manifest_lists_only",
+                  "packet.files.digest": "manifest_digests"}
+
+
+def test_a_child_that_drops_a_document_reports_its_cases_not_applicable(tmp_path, flare_spec):
+    """Cases expecting the dropped document's codes, or changing its file, no longer apply;
+    the rest still pass on packets the writer writes without that file."""
+    documents = [name for name in flare_spec.documents if name not in ("packet", "run_dir", "request_body")]
+    rules = [{"id": rule_id, "description": "files without request bodies.", "given": "packet:$.files",
+              "assert": {kind: documents}} for rule_id, kind in MANIFEST_RULES.items()]
+    spec = child_spec(tmp_path, drop_documents=["request_body"], rules=rules, drop_rules=[
+        "request.sha256.corpus", "request.sha256.observation", "request.max-tokens", "request.stream"])
+    result = run("spec", "test", spec, "-k", "request")
+    assert result.exit_code == 0, result.output
+    assert "missing-request-json: document request_body is dropped" in result.output
+    assert ("corpus-missing-request: it changes request.json, a file of dropped document "
+            "request_body") in result.output
+    assert "request-max-tokens-wrong: rule request.max-tokens is dropped" in result.output
+    assert " 0 failed, " in result.output.splitlines()[-1]
+
+
+def test_expectations_follow_a_renamed_rule(tmp_path, flare_spec):
+    schema = next(rule for rule in flare_spec.resolved.plain()["rules"] if rule["id"] == "packet.schema")
+    renamed = dict(schema, id="packet.schema-name", renamed_from="packet.schema")
+    spec = child_spec(tmp_path, rules=[renamed])
+    result = run("spec", "test", spec, "-k", "packet-schema")
+    assert result.exit_code == 0, result.output
+    assert " 0 failed, 0 not applicable" in result.output.splitlines()[-1]
+    coverage = run("spec", "test", spec, "-k", "packet-schema", "--coverage").output
+    assert "packet.schema-name: no case" not in coverage and " packet.source: no case" in coverage
+
+
+def test_output_without_junit_is_a_usage_error(tmp_path):
+    result = run("spec", "test", BUNDLED, "-k", SUBSET, "--output", str(tmp_path / "x.xml"))
+    assert result.exit_code == 2 and "--output is for --format junit" in result.output
