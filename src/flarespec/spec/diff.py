@@ -1,160 +1,838 @@
-"""``spec diff``: what a spec change does to the contract, rule by rule.
+"""``spec diff``: what a spec change does to the set of accepted inputs, field by field.
 
-Two resolved specs are compared keyed by rule id (constants are already substituted, so a
-changed number shows up in every rule that uses it). Each change is classified:
+Two resolved specs are compared section by section; rules are keyed by id (a rule with
+``renamed_from`` is matched to the rule it renames). Every difference is one ``Change`` that
+names its sub-path and carries the full old and new values. Each change is classed by
+meaning, never by guess:
 
-* ``tightening``: more evidence is rejected (a rule added, a warning made an error, an
-  allowed set shrunk, a bound raised, a tolerance reduced, ``optional`` removed);
-* ``loosening``: less is rejected (the reverse);
-* ``review``: the effect depends on the data (an expected value, a selection or a condition
-  changed) and a reviewer must judge it;
-* ``neutral``: wording only (description, message, clause).
+* ``tightening``: fewer inputs are accepted (a bound raised, a set narrowed, a rule added);
+* ``loosening``: more inputs are accepted (the reverse);
+* ``review``: the effect depends on the data or cannot be decided statically; the change
+  says why;
+* ``neutral``: the accepted set cannot change (wording, titles, ``requires``).
+
+The per-kind rules live in ``ASSERT_RULES`` and are documented as a table in
+docs/spec-review.md. A constant's change is classed through the rules that read it (by
+``${...}`` substitution, or at run time through ``constants:`` references) and lists them.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
 
-WORDING = ("description", "message", "clause")
-LOWER_IS_LOOSER = ("min", "exclusive_min")
-HIGHER_IS_LOOSER = ("max", "exclusive_max", "rel_tol", "abs_tol")
-
-
-def _change(kind: str, subject: str, what: str, old: Any = None, new: Any = None) -> dict:
-    return {"class": kind, "subject": subject, "change": what, "old": old, "new": new}
-
-
-def _compare_sets(subject: str, key: str, old: list, new: list) -> dict:
-    old_set = {repr(v) for v in old}
-    new_set = {repr(v) for v in new}
-    if new_set < old_set:
-        return _change("tightening", subject, f"{key} narrowed", old, new)
-    if new_set > old_set:
-        return _change("loosening", subject, f"{key} widened", old, new)
-    return _change("review", subject, f"{key} changed", old, new)
+TIGHTENING, LOOSENING, REVIEW, NEUTRAL = "tightening", "loosening", "review", "neutral"
+CLASSES = (TIGHTENING, LOOSENING, REVIEW, NEUTRAL)
+WORDING = ("description", "message", "clause", "title", "since", "changed_in", "label")
+# rule keys whose change cannot move a verdict (requires only removes repeated violations)
+NO_VERDICT = ("requires", "renamed_from")
+ABSENT = object()  # a side of a change that does not exist (distinct from a null value)
 
 
-def _compare_bounds(subject: str, where: str, old: dict, new: dict) -> list[dict]:
-    changes = []
-    for key in sorted(set(old) | set(new)):
-        before, after = old.get(key), new.get(key)
-        if before == after:
-            continue
-        if not all(isinstance(v, (int, float)) for v in (before, after)):
-            looser = after is None  # a bound removed loosens; a bound added tightens
-            changes.append(_change("loosening" if looser else "tightening", subject,
-                                   f"{where}.{key} {'removed' if looser else 'added'}",
-                                   before, after))
-            continue
-        looser = after < before if key in LOWER_IS_LOOSER else after > before \
-            if key in HIGHER_IS_LOOSER else None
-        kind = "review" if looser is None else ("loosening" if looser else "tightening")
-        changes.append(_change(kind, subject, f"{where}.{key} changed", before, after))
-    return changes
+@dataclass
+class Change:
+    cls: str
+    subject: str                    # "rule a.b", "constant prefix", "document x", "metric"
+    path: str                       # sub-path inside the subject: "assert.range.min"
+    what: str                       # "min raised", "added", "renamed from a.c"
+    old: Any = None
+    new: Any = None
+    reason: str = ""
+    op: str = "changed"             # "added" / "removed": only one side exists
+    rules: list[str] = field(default_factory=list)   # rules a constant change reaches
+    file: str | None = None         # where the subject is in the new (else old) spec
+    line: int | None = None
+    acknowledged: str | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        """Stable across runs and rewording: class, subject, sub-path and the values (minus
+        the wording of whole added or removed rules)."""
+        canonical = json.dumps([self.cls, self.subject, self.path, _unworded(self.old),
+                                _unworded(self.new)], sort_keys=True, default=str)
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+    def as_dict(self) -> dict:
+        return {"fingerprint": self.fingerprint, "class": self.cls, "subject": self.subject,
+                "path": self.path, "op": self.op, "change": self.what, "old": self.old,
+                "new": self.new,
+                "reason": self.reason, "rules": self.rules, "file": self.file,
+                "line": self.line, "acknowledged": self.acknowledged}
 
 
-def _compare_assert(subject: str, old: dict, new: dict) -> list[dict]:
+def _unworded(value):
+    if isinstance(value, dict) and "id" in value:
+        return {k: v for k, v in value.items() if k not in WORDING}
+    return value
+
+
+@dataclass
+class SpecSide:
+    """One side of a diff: the resolved plain data, plus what classification needs from the
+    unresolved files (which rules spell which ``${constant}``) and marks (file:line)."""
+    data: dict
+    # subject ("rule a.b", "document x", "metric", …) -> the constants its text spells
+    substituted: dict[str, set[str]] = field(default_factory=dict)
+    marks: Any = None               # the resolved data with marks, or None
+    renames: dict[str, str] = field(default_factory=dict)  # new rule id -> the id it renamed
+
+    @classmethod
+    def of(cls, spec) -> "SpecSide":
+        """From a ResolvedSpec, or from plain data (no substitution info, no marks; renames
+        from ``renamed_from`` keys left in the rules)."""
+        if isinstance(spec, dict):
+            return cls(spec, renames=_renames([spec]))
+        from flarespec.spec.yamlmarks import plain
+
+        return cls(spec.plain(), _substituted_constants(spec), spec.data,
+                   _renames([plain(layer.data) for layer in spec.chain]))
+
+    def mark_of(self, *path) -> tuple[str | None, int | None]:
+        from flarespec.spec.yamlmarks import mark_at
+
+        found = mark_at(self.marks, path) if self.marks is not None else None
+        return (found.file, found.line) if found else (None, None)
+
+
+def _renames(layers: list[dict]) -> dict[str, str]:
+    """new id -> old id for every ``renamed_from`` of every layer of a spec's chain."""
+    return {rule["id"]: rule["renamed_from"] for layer in layers
+            for rule in layer.get("rules") or [] if rule.get("renamed_from")}
+
+
+_NAMED_SUBJECTS = (("documents", "document"), ("iterations", "iteration"),
+                   ("identities", "identity"))
+
+
+def _substituted_constants(resolved) -> dict[str, set[str]]:
+    """For each subject, the top-level constant names its unresolved text spells as ``${}``
+    (a child's entry replaces its parent's, as resolution does)."""
+    from flarespec.spec.yamlmarks import plain
+
+    raw: dict[str, object] = {}
+    for layer in reversed(resolved.chain):
+        data = plain(layer.data)
+        for rule in data.get("rules") or []:
+            raw[f"rule {rule.get('id')}"] = rule
+        for section, noun in _NAMED_SUBJECTS:
+            for name, value in (data.get(section) or {}).items():
+                raw[f"{noun} {name}"] = value
+        for section in ("metric", "pair"):
+            if section in data:
+                raw[section] = data[section]
+    raw["applies_to"] = plain(resolved.chain[0].data).get("applies_to")
+    return {subject: set(_spelled_constants(value)) for subject, value in raw.items()}
+
+
+_SPELLED = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")
+_RUNTIME = re.compile(r"constants:(?:\$\.|\$\[['\"]|/)([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _strings(value) -> Iterator[str]:
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, str):
+        yield value
+
+
+def _spelled_constants(value) -> Iterator[str]:
+    for text in _strings(value):
+        yield from _SPELLED.findall(text)
+
+
+def _runtime_constants(value) -> set[str]:
+    return {name for text in _strings(value) for name in _RUNTIME.findall(text)}
+
+
+# --------------------------------------------------------------------------- field-level diff
+
+def sub_path(base: str, step) -> str:
+    if isinstance(step, int):
+        return f"{base}[{step}]"
+    return f"{base}.{step}" if base else str(step)
+
+
+def leaf_changes(old, new, path: str = "") -> Iterator[tuple[str, Any, Any]]:
+    """Every place where two values differ, as (sub-path, old, new); a side that does not
+    exist is ``ABSENT``. Mappings compare by key, lists by position (extra items are added
+    or removed at their index); type-strict (1 and 1.0 and true differ)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in list(old) + [k for k in new if k not in old]:
+            yield from leaf_changes(old.get(key, ABSENT), new.get(key, ABSENT),
+                                    sub_path(path, key))
+    elif isinstance(old, list) and isinstance(new, list):
+        for index in range(max(len(old), len(new))):
+            yield from leaf_changes(old[index] if index < len(old) else ABSENT,
+                                    new[index] if index < len(new) else ABSENT,
+                                    sub_path(path, index))
+    elif not _same(old, new):
+        yield path, old, new
+
+
+def _same(left, right) -> bool:
+    return json.dumps(left, sort_keys=True, default=repr) + type(left).__name__ == \
+        json.dumps(right, sort_keys=True, default=repr) + type(right).__name__
+
+
+def _verb(old, new) -> str:
+    return "added" if old is ABSENT else "removed" if new is ABSENT else "changed"
+
+
+def _value(value):
+    return None if value is ABSENT else value
+
+
+# --------------------------------------------------------------------------- verdicts
+# A comparator returns (class, what, reason) for one argument change of one kind.
+
+Verdict = tuple[str, str, str]
+
+
+def _dynamic(value) -> bool:
+    return any(isinstance(v, dict) and ("ref" in v or "template" in v) for v in _walk(value))
+
+
+def _walk(value) -> Iterator:
+    yield value
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _walk(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _walk(item)
+
+
+def _run_time(old, new) -> Verdict | None:
+    if _dynamic(old) or _dynamic(new):
+        return REVIEW, "changed", "a value read at run time ({ref}/{template}) is involved"
+    return None
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+_HIGHER_IS_TIGHTER = {"min": True, "exclusive_min": True, "max": False, "exclusive_max": False,
+                      "rel_tol": False, "abs_tol": False}
+
+
+def _bound(key: str, old, new) -> Verdict:
+    """One bound or tolerance: its direction decides; a bound added tightens, removed loosens."""
+    if old is ABSENT:
+        return TIGHTENING, f"{key} added", "a new bound excludes values"
+    if new is ABSENT:
+        return LOOSENING, f"{key} removed", "a bound no longer excludes values"
+    if not (_number(old) and _number(new)):
+        return _run_time(old, new) or (REVIEW, f"{key} changed", "not two numbers")
+    raised = new > old
+    tighter = raised == _HIGHER_IS_TIGHTER[key]
+    return (TIGHTENING if tighter else LOOSENING, f"{key} {'raised' if raised else 'lowered'}",
+            "")
+
+
+def _exact_count(old, new) -> Verdict:
+    if old is ABSENT:
+        return TIGHTENING, "equals added", "an exact size now required"
+    if new is ABSENT:
+        return LOOSENING, "equals removed", "an exact size no longer required"
+    return _run_time(old, new) or (REVIEW, "equals changed",
+                                   "another exact size: neither set contains the other")
+
+
+def _size_bound(key: str, old, new) -> Verdict:
+    """A member of a length or count argument."""
+    if key == "equals":
+        return _exact_count(old, new)
+    if key == "where":
+        return REVIEW, "where changed", "which matches are counted changed"
+    return _bound(key, old, new)
+
+
+def _as_set(values) -> set[str] | None:
+    if not isinstance(values, list) or _dynamic(values):
+        return None
+    return {json.dumps(v, sort_keys=True) + type(v).__name__ for v in values}
+
+
+def _subset(before: set, after: set, *, more_is_looser: bool, what: str) -> Verdict:
+    """Two finite sets: a superset widens, a subset narrows; more is looser for an allowed
+    set and tighter for a required one."""
+    if before == after:
+        return NEUTRAL, f"{what} restated", "same members"
+    if after < before or after > before:
+        grew = after > before
+        return (LOOSENING if grew == more_is_looser else TIGHTENING,
+                f"{what} {'widened' if grew else 'narrowed'}", "")
+    return REVIEW, f"{what} changed", "members both added and removed"
+
+
+def _sets(old, new, *, more_is_looser: bool, what: str) -> Verdict:
+    before, after = _as_set(old), _as_set(new)
+    if before is None or after is None:
+        return _run_time(old, new) or (REVIEW, f"{what} changed", "not two lists")
+    return _subset(before, after, more_is_looser=more_is_looser, what=what)
+
+
+def _types(arg) -> set[str] | None:
+    """The accepted JSON types (``number`` accepts integers too)."""
+    names = [arg] if isinstance(arg, str) else arg
+    if not isinstance(names, list):
+        return None
+    found = set(names)
+    return found | {"integer"} if "number" in found else found
+
+
+def _type_verdict(old, new) -> Verdict:
+    before, after = _types(old), _types(new)
+    if before is None or after is None:
+        return REVIEW, "types changed", "not a list of type names"
+    return _subset(before, after, more_is_looser=True, what="types")
+
+
+def _switch(old, new) -> Verdict:
+    """A boolean kind (present, absent, unique, finite, integral): true checks, false not."""
+    if bool(new) == bool(old):
+        return NEUTRAL, "unchanged", ""
+    return (TIGHTENING, "switched on", "") if new else (LOOSENING, "switched off", "")
+
+
+_LITERAL_ALTERNATION = re.compile(r"\^?\(?(?:\?:)?([A-Za-z0-9_\-|]*)\)?\$?")
+
+
+def _regex_words(pattern) -> set[str] | None:
+    """The language of a pattern that is a plain alternation of literal words (``a|b``,
+    ``^(a|b)$``), the only patterns compared; None for any other pattern."""
+    if not isinstance(pattern, str):
+        return None
+    found = _LITERAL_ALTERNATION.fullmatch(pattern)
+    return set(found.group(1).split("|")) if found else None
+
+
+def _regex_verdict(old, new) -> Verdict:
+    before, after = _regex_words(old), _regex_words(new)
+    if before is None or after is None:
+        return REVIEW, "pattern changed", "regular languages are compared only for " \
+            "alternations of literal words"
+    return _subset(before, after, more_is_looser=True, what="pattern")
+
+
+def _prefix_verdict(old, new) -> Verdict:
+    if isinstance(old, str) and isinstance(new, str):
+        if new.startswith(old):
+            return TIGHTENING, "prefix lengthened", ""
+        if old.startswith(new):
+            return LOOSENING, "prefix shortened", ""
+    return _run_time(old, new) or (REVIEW, "prefix changed", "neither prefix extends the other")
+
+
+_MONOTONIC_STRICTNESS = {"non_decreasing": 0, "increasing": 1}
+
+
+def _monotonic_verdict(old, new) -> Verdict:
+    if old in _MONOTONIC_STRICTNESS and new in _MONOTONIC_STRICTNESS:
+        tighter = _MONOTONIC_STRICTNESS[new] > _MONOTONIC_STRICTNESS[old]
+        return (TIGHTENING, "made strict", "") if tighter else (LOOSENING, "made non-strict", "")
+    return REVIEW, "direction changed", "unknown direction"
+
+
+def _review(reason: str) -> Callable[[Any, Any], Verdict]:
+    return lambda old, new: _run_time(old, new) or (REVIEW, "changed", reason)
+
+
+# Per assertion kind: how a change of its argument moves the accepted set. A comparator gets
+# the whole old and new argument; a "members" entry compares a mapping member by member.
+WHOLE_ARGUMENT: dict[str, Callable[[Any, Any], Verdict]] = {
+    "present": _switch, "absent": _switch, "unique": _switch, "finite": _switch,
+    "integral": _switch,
+    "type": _type_verdict,
+    "equals": _review("another expected value: neither set contains the other"),
+    "one_of": lambda o, n: _sets(o, n, more_is_looser=True, what="allowed set"),
+    "regex": _regex_verdict,
+    "starts_with": _prefix_verdict,
+    "keys": _review("keys requires exactly this key set: another set is neither wider nor "
+                    "narrower"),
+    "order_equals": _review("another expected sequence"),
+    "monotonic": _monotonic_verdict,
+    "manifest_lists_all": lambda o, n: _sets(o, n, more_is_looser=False,
+                                             what="required entries"),
+    "manifest_lists_only": lambda o, n: _sets(o, n, more_is_looser=True,
+                                              what="allowed entries"),
+    "manifest_digests": lambda o, n: _sets(o, n, more_is_looser=False,
+                                           what="checked digests"),
+}
+
+
+def _range_members(key, old, new) -> Verdict:
+    return _bound(key, old, new) if key in _HIGHER_IS_TIGHTER else \
+        (REVIEW, f"{key} changed", "unknown bound")
+
+
+def _includes_member(key, old, new) -> Verdict:
+    if old is ABSENT:
+        return TIGHTENING, "member required", "one more member must equal its value"
+    if new is ABSENT:
+        return LOOSENING, "member freed", "a member is no longer checked"
+    return REVIEW, "member value changed", "another expected value"
+
+
+def _formula_member(key, old, new) -> Verdict:
+    if key in ("rel_tol", "abs_tol"):
+        return _bound(key, 0 if old is ABSENT else old, 0 if new is ABSENT else new)
+    return REVIEW, f"{key} changed", "another formula: its truth set is not compared"
+
+
+def _same_as_member(key, old, new) -> Verdict:
+    if key == "allow_extra":
+        if old is ABSENT or new is ABSENT:
+            return (LOOSENING, "extra keys allowed", "") if old is ABSENT else \
+                (TIGHTENING, "extra keys no longer allowed", "")
+        return _allow_extra(old, new)
+    return REVIEW, f"{key} changed", "compared with another value"
+
+
+def _allow_extra(old: dict, new: dict) -> Verdict:
+    if old.get("when") != new.get("when"):
+        return REVIEW, "allow_extra.when changed", "when extra keys are allowed changed"
+    return _sets(old.get("keys", []), new.get("keys", []), more_is_looser=True,
+                 what="allowed extra keys")
+
+
+MEMBERS: dict[str, Callable[[str, Any, Any], Verdict]] = {
+    "range": _range_members,
+    "length": _size_bound,
+    "count": _size_bound,
+    "includes": _includes_member,
+    "formula": _formula_member,
+    "same_as": _same_as_member,
+}
+
+_FLIP = {TIGHTENING: LOOSENING, LOOSENING: TIGHTENING}
+
+
+def assert_verdicts(old: dict, new: dict) -> list[tuple[str, Verdict, Any, Any]]:
+    """(sub-path under ``assert``, verdict, old, new) for one assertion change."""
     (old_kind, old_arg), = old.items()
     (new_kind, new_arg), = new.items()
     if old_kind != new_kind:
-        return [_change("review", subject, f"assertion kind {old_kind} -> {new_kind}",
-                        old, new)]
-    if old_arg == new_arg:
-        return []
-    if old_kind == "one_of" and isinstance(old_arg, list) and isinstance(new_arg, list):
-        return [_compare_sets(subject, "one_of", old_arg, new_arg)]
-    if old_kind in ("range", "count", "length") and isinstance(old_arg, dict) \
-            and isinstance(new_arg, dict):
-        return _compare_bounds(subject, old_kind, old_arg, new_arg)
-    if old_kind == "formula" and isinstance(old_arg, dict) and isinstance(new_arg, dict) \
-            and old_arg.get("expr") == new_arg.get("expr"):
-        return _compare_bounds(subject, "formula",
-                               {k: v for k, v in old_arg.items() if k != "expr"},
-                               {k: v for k, v in new_arg.items() if k != "expr"})
-    return [_change("review", subject, f"{old_kind} argument changed", old_arg, new_arg)]
+        return [("", (REVIEW, f"kind {old_kind} → {new_kind}",
+                      "another assertion kind: its accepted set is not compared"), old, new)]
+    if old_kind == "not" and isinstance(old_arg, dict) and isinstance(new_arg, dict):
+        inner = assert_verdicts(old_arg, new_arg)
+        return [(sub_path("not", path), (_FLIP.get(cls, cls), f"negated: {what}", reason),
+                 before, after) for path, (cls, what, reason), before, after in inner]
+    if old_kind in MEMBERS and isinstance(old_arg, dict) and isinstance(new_arg, dict):
+        return [(sub_path(old_kind, key), MEMBERS[old_kind](key, before, after), before, after)
+                for key in list(old_arg) + [k for k in new_arg if k not in old_arg]
+                if not _same(before := old_arg.get(key, ABSENT),
+                             after := new_arg.get(key, ABSENT))]
+    if old_kind in WHOLE_ARGUMENT:
+        return [(old_kind, WHOLE_ARGUMENT[old_kind](old_arg, new_arg), old_arg, new_arg)]
+    return [(old_kind, _run_time(old_arg, new_arg) or
+             (REVIEW, "changed", f"no comparison is defined for {old_kind}"), old_arg, new_arg)]
 
 
-def _compare_rule(rule_id: str, old: dict, new: dict) -> list[dict]:
-    changes = []
-    subject = f"rule {rule_id}"
-    for key in sorted(set(old) | set(new)):
-        before, after = old.get(key), new.get(key)
-        if before == after:
+def _when_verdict(old, new) -> Verdict:
+    """A condition added makes the rule skip bindings (looser); removed makes it apply to
+    every binding (tighter); changed: the bindings it applies to changed, undecidable here."""
+    if old is ABSENT:
+        return LOOSENING, "condition added", "the rule now skips the bindings it excludes"
+    if new is ABSENT:
+        return TIGHTENING, "condition removed", "the rule now applies to every binding"
+    return REVIEW, "condition changed", "which bindings the rule applies to changed"
+
+
+def _severity_verdict(before, after) -> Verdict:
+    if before == after:
+        return NEUTRAL, "severity restated", ""
+    if after == "error":
+        return TIGHTENING, "made an error", "a failure now rejects"
+    return LOOSENING, f"made a {after}", "a failure no longer rejects"
+
+
+def _optional_verdict(before, after) -> Verdict:
+    if bool(before) == bool(after):
+        return NEUTRAL, "optional restated", ""
+    return (LOOSENING, "made optional", "an empty selection now passes") if after else \
+        (TIGHTENING, "made required", "an empty selection now fails")
+
+
+_RULE_KEY_REASON = {
+    "given": "the selection changed: other places are checked",
+    "for_each": "the rule runs over other bindings",
+    "hook": "another hook: its checks are not compared",
+    "args": "a hook argument changed: what the hook does with it is not compared",
+}
+
+
+def rule_verdicts(old: dict, new: dict) -> list[tuple[str, Verdict, Any, Any]]:
+    """(sub-path, verdict, old, new) for every changed key of one rule."""
+    found = []
+    for key in list(old) + [k for k in new if k not in old]:
+        before, after = old.get(key, ABSENT), new.get(key, ABSENT)
+        if key in ("id",) or _same(before, after):
             continue
         if key in WORDING:
-            changes.append(_change("neutral", subject, f"{key} reworded", before, after))
-        elif key == "severity":
-            tighter = (after or "error") == "error"
-            changes.append(_change("tightening" if tighter else "loosening", subject,
-                                   "severity changed", before or "error", after or "error"))
-        elif key == "optional":
-            changes.append(_change("loosening" if after else "tightening", subject,
-                                   "optional changed", bool(before), bool(after)))
+            found.extend((path, (NEUTRAL, f"{key} reworded", "wording only"), o, n)
+                         for path, o, n in leaf_changes(before, after, key))
+        elif key in NO_VERDICT:
+            found.append((key, (NEUTRAL, f"{key} {_verb(before, after)}",
+                                "cannot change a verdict"), before, after))
+        elif key == "severity":  # shown with its default: error
+            before, after = (v if v is not ABSENT else "error" for v in (before, after))
+            found.append((key, _severity_verdict(before, after), before, after))
+        elif key == "optional":  # shown with its default: false
+            before, after = (v if v is not ABSENT else False for v in (before, after))
+            found.append((key, _optional_verdict(before, after), before, after))
+        elif key == "when":
+            found.append((key, _when_verdict(before, after), before, after))
         elif key == "assert" and isinstance(before, dict) and isinstance(after, dict):
-            changes.extend(_compare_assert(subject, before, after))
+            found.extend((sub_path("assert", path) if path else "assert", verdict, o, n)
+                         for path, verdict, o, n in assert_verdicts(before, after))
         else:
-            changes.append(_change("review", subject, f"{key} changed", before, after))
+            reason = _RULE_KEY_REASON.get(key, f"{key} changed")
+            found.extend((path, (REVIEW, _verb(o, n), reason), o, n)
+                         for path, o, n in leaf_changes(before, after, key))
+    return found
+
+
+# --------------------------------------------------------------------------- spec-level diff
+
+@dataclass
+class DiffResult:
+    old: str
+    new: str
+    changes: list[Change]
+
+    def summary(self, *, counted: Callable[[Change], bool] = lambda c: True) -> dict[str, int]:
+        return {cls: sum(1 for c in self.changes if c.cls == cls and counted(c))
+                for cls in CLASSES}
+
+    def as_dict(self) -> dict:
+        return {"old": self.old, "new": self.new, "summary": self.summary(),
+                "changes": [change.as_dict() for change in self.changes]}
+
+
+def diff_specs(old, new) -> DiffResult:
+    """All changes from ``old`` to ``new`` (each a ResolvedSpec, or plain resolved data)."""
+    before, after = SpecSide.of(old), SpecSide.of(new)
+    changes: list[Change] = []
+    changes += _rules(before, after)
+    changes += _pair(before, after)
+    changes += _named_section(before, after, "documents", "document", _document_verdict)
+    changes += _named_section(before, after, "iterations", "iteration", _iteration_verdict)
+    changes += _named_section(before, after, "identities", "identity", _identity_verdict)
+    changes += _whole(before, after, "metric", "the metric is computed otherwise")
+    changes += _whole(before, after, "applies_to", "other inputs select this spec")
+    changes += _header(before, after)
+    changes += _constants(before, after, changes)
+    order = {cls: index for index, cls in enumerate(CLASSES)}
+    changes.sort(key=lambda c: (order[c.cls], c.subject, c.path))
+    return DiffResult(before.data.get("id"), after.data.get("id"), changes)
+
+
+def _change_at(side: SpecSide, fallback: SpecSide, where: tuple, **fields) -> Change:
+    """A change located at ``where`` (keys and indexes) in ``side``, else in ``fallback``;
+    an ``old`` or ``new`` that is ABSENT makes it an addition or a removal."""
+    file, line = side.mark_of(*where)
+    if file is None:
+        file, line = fallback.mark_of(*where)
+    old, new = fields.pop("old", ABSENT), fields.pop("new", ABSENT)
+    return Change(file=file, line=line, op=_verb(old, new), old=_value(old), new=_value(new),
+                  **fields)
+
+
+def _rule_index(side: SpecSide) -> dict[str, tuple[int, dict]]:
+    return {rule["id"]: (index, rule) for index, rule in enumerate(side.data.get("rules") or [])}
+
+
+def _is_warning(rule: dict) -> bool:
+    return rule.get("severity", "error") == "warning"
+
+
+def _rules(before: SpecSide, after: SpecSide) -> list[Change]:
+    old_rules, new_rules = _rule_index(before), _rule_index(after)
+    renamed = {}  # old id -> new id, following renames over several generations
+    for rule_id in new_rules:
+        seen, old_id = {rule_id}, after.renames.get(rule_id)
+        while old_id is not None and old_id not in old_rules and old_id not in seen:
+            seen.add(old_id)
+            old_id = after.renames.get(old_id)
+        if old_id in old_rules and old_id not in new_rules and rule_id not in old_rules:
+            renamed[old_id] = rule_id
+    changes = []
+    for rule_id, (index, rule) in old_rules.items():
+        if rule_id not in new_rules and rule_id not in renamed:
+            cls = NEUTRAL if _is_warning(rule) else LOOSENING
+            changes.append(_change_at(before, before, ("rules", index), cls=cls,
+                                      subject=f"rule {rule_id}", path="", what="removed",
+                                      old=rule, reason="a warning never rejects" if
+                                      cls == NEUTRAL else "its failures no longer reject"))
+    for rule_id, (index, rule) in new_rules.items():
+        at = ("rules", index)
+        old_id = rule_id if rule_id in old_rules else \
+            next((o for o, n in renamed.items() if n == rule_id), None)
+        if old_id is None:
+            cls = NEUTRAL if _is_warning(rule) else TIGHTENING
+            changes.append(_change_at(after, after, at, cls=cls, subject=f"rule {rule_id}",
+                                      path="", what="added", new=rule,
+                                      reason="a warning never rejects" if cls == NEUTRAL
+                                      else "its failures now reject"))
+            continue
+        old_rule = old_rules[old_id][1]
+        if old_id != rule_id:
+            changes.append(_change_at(after, after, at, cls=NEUTRAL, subject=f"rule {rule_id}",
+                                      path="id", what=f"renamed from {old_id}", old=old_id,
+                                      new=rule_id, reason="same rule, new id"))
+        changes += _rule_changes(before, after, rule_id, old_rule, rule, at)
     return changes
 
 
-def _by_id(items: list[dict]) -> dict[str, dict]:
-    return {item["id"]: item for item in items or []}
+def _rule_changes(before, after, rule_id, old_rule, new_rule, at) -> list[Change]:
+    both_warnings = _is_warning(old_rule) and _is_warning(new_rule)
+    old_rule = {k: v for k, v in old_rule.items() if k != "renamed_from"}
+    new_rule = {k: v for k, v in new_rule.items() if k != "renamed_from"}
+    changes = []
+    for path, (cls, what, reason), old, new in rule_verdicts(old_rule, new_rule):
+        if both_warnings and cls != NEUTRAL:
+            cls, reason = NEUTRAL, f"a warning rule never rejects ({cls} otherwise)"
+        changes.append(_change_at(after, before, at + tuple(_steps(path)), cls=cls,
+                                  subject=f"rule {rule_id}", path=path, what=what,
+                                  old=old, new=new, reason=reason))
+    return changes
 
 
-def diff_specs(old: dict, new: dict) -> dict:
-    """All changes from ``old`` to ``new`` (both resolved, plain data)."""
-    changes: list[dict] = []
-    old_rules, new_rules = _by_id(old.get("rules")), _by_id(new.get("rules"))
-    for rule_id in old_rules:
-        if rule_id not in new_rules:
-            changes.append(_change("loosening", f"rule {rule_id}", "removed",
-                                   old_rules[rule_id], None))
-    for rule_id, rule in new_rules.items():
-        if rule_id not in old_rules:
-            severity = rule.get("severity", "error")
-            changes.append(_change("tightening" if severity == "error" else "neutral",
-                                   f"rule {rule_id}", f"added ({severity})", None, rule))
-        else:
-            changes.extend(_compare_rule(rule_id, old_rules[rule_id], rule))
-    old_pair, new_pair = _by_id(old.get("pair")), _by_id(new.get("pair"))
-    for rule_id in old_pair.keys() - new_pair.keys():
-        changes.append(_change("loosening", f"pair {rule_id}", "removed", old_pair[rule_id]))
-    for rule_id in new_pair.keys() - old_pair.keys():
-        changes.append(_change("tightening", f"pair {rule_id}", "added", None,
-                               new_pair[rule_id]))
-    for section in ("constants", "documents", "iterations", "identities"):
-        before, after = old.get(section) or {}, new.get(section) or {}
-        for name in sorted(set(before) | set(after)):
-            if before.get(name) != after.get(name):
-                changes.append(_change("review", f"{section[:-1]} {name}",
-                                       "added" if name not in before else
-                                       "removed" if name not in after else "changed",
-                                       before.get(name), after.get(name)))
-    for section in ("metric", "applies_to"):
-        if old.get(section) != new.get(section):
-            changes.append(_change("review", section, "changed", old.get(section),
-                                   new.get(section)))
-    order = {"tightening": 0, "loosening": 1, "review": 2, "neutral": 3}
-    changes.sort(key=lambda c: (order[c["class"]], c["subject"]))
-    summary = {kind: sum(1 for c in changes if c["class"] == kind) for kind in order}
-    return {"old": old.get("id"), "new": new.get("id"), "summary": summary, "changes": changes}
+def _steps(path: str) -> Iterator:
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        yield int(part[1:-1]) if part.startswith("[") else part
 
 
-def _short(value: Any, limit: int = 90) -> str:
-    import json
+def _pair(before: SpecSide, after: SpecSide) -> list[Change]:
+    old = {p["id"]: (i, p) for i, p in enumerate(before.data.get("pair") or [])}
+    new = {p["id"]: (i, p) for i, p in enumerate(after.data.get("pair") or [])}
+    changes = []
+    for pair_id in list(old) + [k for k in new if k not in old]:
+        (i, o), (j, n) = old.get(pair_id, (None, ABSENT)), new.get(pair_id, (None, ABSENT))
+        side, index = (after, j) if n is not ABSENT else (before, i)
+        subject = f"pair {pair_id}"
+        if o is ABSENT or n is ABSENT:
+            cls = TIGHTENING if o is ABSENT else LOOSENING
+            changes.append(_change_at(side, side, ("pair", index), cls=cls, subject=subject,
+                                      path="", what=_verb(o, n), old=o, new=n,
+                                      reason="two inputs must now also agree on it" if
+                                      o is ABSENT else "two inputs no longer need to agree"))
+            continue
+        for path, before_value, after_value in leaf_changes(o, n):
+            cls = NEUTRAL if path.split(".")[0] in WORDING else REVIEW
+            changes.append(_change_at(side, side, ("pair", index), cls=cls, subject=subject,
+                                      path=path, what=_verb(before_value, after_value),
+                                      old=before_value, new=after_value,
+                                      reason="wording only" if cls == NEUTRAL else
+                                      "another pair identity"))
+    return changes
 
-    text = json.dumps(value, sort_keys=True, default=str)
-    return text if len(text) <= limit else text[:limit] + "…"
+
+def _document_verdict(old, new, path: str) -> Verdict:
+    if old is ABSENT:
+        return TIGHTENING, "added", "a new document must exist and load"
+    if new is ABSENT:
+        return LOOSENING, "removed", "the file is no longer required or checked"
+    return REVIEW, _verb(old, new), "where or how the document is read changed"
 
 
-def render_diff(result: dict) -> str:
-    lines = [f"spec diff {result['old']} -> {result['new']}: " +
-             ", ".join(f"{n} {kind}" for kind, n in result["summary"].items())]
-    for change in result["changes"]:
-        line = f"  {change['class']:<10}  {change['subject']}: {change['change']}"
-        if change["change"] not in ("removed",) and not change["change"].startswith("added"):
-            line += f"  {_short(change['old'])} -> {_short(change['new'])}"
-        lines.append(line)
-    if not result["changes"]:
-        lines.append("  no changes")
-    return "\n".join(lines)
+def _iteration_verdict(old, new, path: str) -> Verdict:
+    return REVIEW, _verb(old, new), "the rules over it run over other bindings"
+
+
+def _identity_verdict(old, new, path: str) -> Verdict:
+    return REVIEW, _verb(old, new), "a pair identity: which inputs may be compared changed"
+
+
+def _named_section(before, after, section, noun, verdict) -> list[Change]:
+    old, new = before.data.get(section) or {}, after.data.get(section) or {}
+    changes = []
+    for name in list(old) + [k for k in new if k not in old]:
+        o, n = old.get(name, ABSENT), new.get(name, ABSENT)
+        if _same(o, n):
+            continue
+        side = after if n is not ABSENT else before
+        whole = o is ABSENT or n is ABSENT
+        for path, before_value, after_value in ([("", o, n)] if whole else leaf_changes(o, n)):
+            cls, what, reason = (NEUTRAL, f"{path} reworded", "wording only") \
+                if path.split(".")[0] in WORDING else verdict(before_value, after_value, path)
+            changes.append(_change_at(side, side, (section, name), cls=cls,
+                                      subject=f"{noun} {name}", path=path, what=what,
+                                      old=before_value, new=after_value,
+                                      reason=reason))
+    return changes
+
+
+def _whole(before, after, section, reason) -> list[Change]:
+    old, new = before.data.get(section, ABSENT), after.data.get(section, ABSENT)
+    side = after if new is not ABSENT else before
+    changes = []
+    for path, o, n in leaf_changes(old, new, ""):
+        cls = NEUTRAL if path.split(".")[0] in WORDING else REVIEW
+        changes.append(_change_at(side, side, (section,), cls=cls, subject=section, path=path,
+                                  what=_verb(o, n), old=o, new=n,
+                                  reason="wording only" if cls == NEUTRAL else reason))
+    return changes
+
+
+def _header(before, after) -> list[Change]:
+    changes = []
+    for key in ("title", "description", "limits"):
+        old, new = before.data.get(key, ABSENT), after.data.get(key, ABSENT)
+        if not _same(old, new):
+            changes.append(_change_at(after, before, (key,), cls=NEUTRAL, subject=key, path="",
+                                      what=_verb(old, new), old=old, new=new,
+                                      reason="wording only"))
+    return changes
+
+
+# --------------------------------------------------------------------------- constants
+
+def _readers(side: SpecSide) -> dict[str, tuple[set[str], set[str]]]:
+    """For each subject that reads constants: (constants spelled as ``${}``, constants read at
+    run time through ``constants:`` references, its iteration's included)."""
+    data = side.data
+    over = {name: _runtime_constants(it) | _iteration_constants(data, it.get("parent"))
+            for name, it in (data.get("iterations") or {}).items()}
+    runtime: dict[str, set[str]] = {}
+    for rule in data.get("rules") or []:
+        runtime[f"rule {rule['id']}"] = _runtime_constants(rule) | \
+            over.get(rule.get("for_each"), set())
+    for section, noun in _NAMED_SUBJECTS:
+        for name, value in (data.get(section) or {}).items():
+            runtime[f"{noun} {name}"] = _runtime_constants(value)
+    runtime["metric"] = _runtime_constants(data.get("metric")) | \
+        over.get((data.get("metric") or {}).get("for_each"), set())
+    return {subject: (side.substituted.get(subject, set()), runtime.get(subject, set()))
+            for subject in set(runtime) | set(side.substituted)}
+
+
+def _iteration_constants(data: dict, name) -> set[str]:
+    iterations, names = data.get("iterations") or {}, set()
+    seen = set()
+    while name in iterations and name not in seen:
+        seen.add(name)
+        names |= _runtime_constants(iterations[name])
+        name = iterations[name].get("parent")
+    return names
+
+
+def _constants(before: SpecSide, after: SpecSide, changes: list[Change]) -> list[Change]:
+    old, new = before.data.get("constants") or {}, after.data.get("constants") or {}
+    readers = _readers(before)
+    for subject, (spelled, runtime) in _readers(after).items():
+        old_spelled, old_runtime = readers.get(subject, (set(), set()))
+        readers[subject] = (old_spelled | spelled, old_runtime | runtime)
+    known = bool(before.substituted or after.substituted)
+    result = []
+    for name in list(old) + [k for k in new if k not in old]:
+        o, n = old.get(name, ABSENT), new.get(name, ABSENT)
+        if _same(o, n):
+            continue
+        cls, reason, rules = _constant_class(name, readers, changes, before, after, known)
+        side = after if n is not ABSENT else before
+        for path, before_value, after_value in leaf_changes(o, n, name):
+            result.append(_change_at(side, side, ("constants",) + tuple(_steps(path)), cls=cls,
+                                     subject=f"constant {name}", path=path,
+                                     what=_verb(before_value, after_value),
+                                     old=before_value, new=after_value,
+                                     reason=reason, rules=rules))
+    return result
+
+
+def _constant_class(name, readers, changes, before, after, known) -> tuple[str, str, list]:
+    spelled = sorted(s for s, (subst, _) in readers.items() if name in subst)
+    at_run_time = sorted(s for s, (_, runtime) in readers.items() if name in runtime)
+    classes: dict[str, set[str]] = {}
+    for subject in spelled:
+        for change in changes:
+            if change.subject == subject and change.path and change.cls != NEUTRAL:
+                classes.setdefault(change.cls, set()).add(subject)
+    for subject in at_run_time:
+        for cls in _run_time_classes(subject, name, before, after):
+            classes.setdefault(cls, set()).add(subject)
+    rules = sorted(set(spelled) | set(at_run_time))
+    if not known and not at_run_time:
+        return REVIEW, f"which rules spell it as ${{{name}}} is unknown for plain data", rules
+    if not rules:
+        return NEUTRAL, "nothing in the spec reads it", rules
+    if not classes:
+        return NEUTRAL, "the rules that read it accept the same inputs", rules
+    if len(classes) == 1:
+        (cls, subjects), = classes.items()
+        through = "the rules that read it" if len(subjects) == len(rules) else \
+            ", ".join(sorted(subjects))
+        return cls, f"{cls} through {through}", rules
+    return REVIEW, "; ".join(f"{cls} through {', '.join(sorted(s))}"
+                             for cls, s in sorted(classes.items())), rules
+
+
+def _run_time_classes(subject: str, name: str, before: SpecSide, after: SpecSide) -> set[str]:
+    """The classes of a constant change for one rule that reads it at run time: its
+    assertion compared with the constant's old and new values put in, when the reference
+    is a plain one in the assertion; otherwise review."""
+    if not subject.startswith("rule "):
+        return {REVIEW}
+    rule_id = subject[len("rule "):]
+    old_rule = _rule_index(before).get(rule_id, (None, None))[1]
+    new_rule = _rule_index(after).get(rule_id, (None, None))[1]
+    if old_rule is None or new_rule is None:
+        return set()  # added or removed: classed as a rule
+    outside_assert = {k: v for k, v in new_rule.items() if k != "assert"}
+    if name in _runtime_constants(outside_assert) or \
+            name in _iteration_constants(after.data, new_rule.get("for_each")):
+        return {REVIEW}
+    try:
+        old_assert = _put_constants(old_rule.get("assert"), before.data.get("constants") or {})
+        new_assert = _put_constants(new_rule.get("assert"), after.data.get("constants") or {})
+    except LookupError:
+        return {REVIEW}
+    if not isinstance(old_assert, dict) or not isinstance(new_assert, dict):
+        return {REVIEW}
+    found = {cls for _, (cls, _, _), _, _ in assert_verdicts(old_assert, new_assert)}
+    return found - {NEUTRAL}
+
+
+def _put_constants(value, constants: dict):
+    """``value`` with every plain ``{ref: "constants:…"}`` (no placeholders) replaced by what
+    it selects; LookupError when a reference cannot be read without a binding."""
+    if isinstance(value, list):
+        return [_put_constants(item, constants) for item in value]
+    if not isinstance(value, dict):
+        return value
+    ref = value.get("ref")
+    if isinstance(ref, str) and ref.startswith("constants:"):
+        return _select_constants(ref[len("constants:"):], constants, value.get("all", False))
+    return {key: _put_constants(item, constants) for key, item in value.items()}
+
+
+def _select_constants(selector: str, constants: dict, every: bool):
+    if "{" in selector:
+        raise LookupError(selector)
+    if selector.startswith("$"):
+        from jsonpath_ng.ext import parse
+
+        found = [match.value for match in parse(selector).find(constants)]
+    else:
+        from flarespec.spec.resolve import lookup_constant
+
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in selector.strip("/").split("/")]
+        try:
+            found = [lookup_constant(constants, ".".join(parts))]
+        except KeyError as missing:
+            raise LookupError(selector) from missing
+    if every:
+        return found
+    if len(found) != 1:
+        raise LookupError(selector)
+    return found[0]

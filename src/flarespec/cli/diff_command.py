@@ -1,0 +1,107 @@
+"""``flarespec spec diff``: review what a spec change does, and gate a pull request on it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from flarespec.spec.diff_render import FAIL_ON, FORMATS, GATE_FAILED
+
+USAGE_OR_SPEC_ERROR = 2
+
+
+@click.command("diff")
+@click.argument("refs", nargs=-1, metavar="OLD NEW | --base REV [PATH...]")
+@click.option("--base", "base", metavar="REV",
+              help="Compare every spec file under PATH... (default: the current directory) "
+                   "with the same file at git revision REV; report added and deleted "
+                   "spec files.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="markdown: a PR comment; github: one annotation per change at its line "
+                   "in the new spec; json: docs/spec-review.md; junit: a failure per change "
+                   "the gate fails on.")
+@click.option("--fail-on", type=click.Choice(FAIL_ON), default=None,
+              help=f"Exit {GATE_FAILED} when an unacknowledged change of this class is "
+                   "present (any: every class but neutral).")
+@click.option("--ack", "ack_file", type=click.Path(dir_okay=False),
+              help="YAML or JSON list of {fingerprint, reason}: these changes are "
+                   "approved and never fail the gate.")
+def diff(refs, base, fmt, fail_on, ack_file):
+    """Show what changed between two specs, field by field, classed by what it does to the
+    set of accepted inputs: tightening, loosening, review (undecidable: the reason is
+    given) or neutral (wording).
+
+    \b
+    flarespec spec diff shop/v1 specs/shop/v2.yaml
+    flarespec spec diff --base origin/main --format markdown specs/
+    flarespec spec diff --base origin/main --fail-on loosening --ack specs/acks.yaml
+
+    Both sides must lint. Every change has a fingerprint (shown in every format) to put
+    in the --ack file. Exit 0: no gate hit; 1: --fail-on found a change of its class;
+    2: a spec that does not lint, a git error or a wrong command line.
+    """
+    from flarespec.spec.diff_render import acknowledge, gate_failed, read_acks, render
+    from flarespec.spec.errors import SpecInvalid
+
+    try:
+        results = _results(refs, base)
+        stale = acknowledge(results, read_acks(ack_file)) if ack_file else []
+    except SpecInvalid as problem:
+        click.echo(str(problem), err=True)
+        sys.exit(USAGE_OR_SPEC_ERROR)
+    for fingerprint in stale:
+        click.echo(f"flarespec: acknowledgement {fingerprint} matches no change", err=True)
+    click.echo(render(results, fmt, fail_on))
+    sys.exit(GATE_FAILED if gate_failed(results, fail_on) else 0)
+
+
+def _results(refs: tuple, base: str | None):
+    from flarespec.spec.diff import diff_specs
+    from flarespec.spec.diff_git import diff_against, linted, relative_files
+
+    if base is not None:
+        return diff_against(base, list(refs))
+    if len(refs) != 2:
+        raise click.UsageError("give OLD and NEW specs, or --base REV [PATH...]")
+    result = diff_specs(linted(refs[0]), linted(refs[1]))
+    relative_files(result, Path.cwd().resolve())
+    return [result]
+
+
+@click.command("impact")
+@click.argument("old_ref", metavar="OLD")
+@click.argument("new_ref", metavar="NEW")
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option("--entry", "entry_name", metavar="NAME",
+              help="In a directory INPUT, every file with this name is an input's entry "
+                   "file (e.g. packet.json).")
+@click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json")),
+              default="text", show_default=True)
+def impact(old_ref, new_ref, inputs, entry_name, fmt):
+    """Run OLD and NEW over stored inputs and show whose verdict flips, and why.
+
+    \b
+    flarespec spec impact shop/v1 next.yaml captured/ --entry packet.json
+
+    Per input: verdict and metric old -> new and the rules responsible for a flip; per rule:
+    how many inputs it newly rejects, newly accepts, or rejects for other reasons. Findings
+    check the diff's classes against the data: a neutral change that flips a verdict, a
+    change whose direction a flip contradicts, a tightening that rejects nothing it
+    accepted before. Inputs run in parallel on every core. Exit 0 (a report), 2 on a spec
+    that does not lint or a wrong command line.
+    """
+    from flarespec.spec.errors import SpecInvalid
+    from flarespec.spec.impact import entries, impact as run, render_impact
+
+    try:
+        found = entries(list(inputs), entry_name)
+    except ValueError as problem:
+        raise click.UsageError(str(problem)) from None
+    try:
+        result = run(old_ref, new_ref, found)
+    except SpecInvalid as problem:
+        click.echo(str(problem), err=True)
+        sys.exit(USAGE_OR_SPEC_ERROR)
+    click.echo(render_impact(result, fmt))

@@ -1,0 +1,223 @@
+"""``flarespec spec diff``: formats, the --fail-on gate, acknowledgements, lint, --base REV."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from flarespec.cli import main
+
+DATA = Path(__file__).parent / "data"
+BASE, BOUNDS = DATA / "base.yaml", DATA / "bounds.yaml"
+
+
+def invoke(*args):
+    """Run flarespec; ``result.stdout`` is the report, ``result.output`` adds stderr."""
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def diff_json(*args) -> dict:
+    return json.loads(invoke("spec", "diff", *args, "--format", "json").stdout)
+
+
+# --------------------------------------------------------------------------- formats
+
+def test_json_follows_the_documented_schema():
+    document = diff_json(BASE, BOUNDS)
+    assert set(document) == {"schema", "specs", "fail_on", "gate_failed"}
+    (spec,) = document["specs"]
+    assert set(spec) == {"old", "new", "summary", "changes"}
+    assert spec["summary"] == {"tightening": 2, "loosening": 1, "review": 3, "neutral": 3}
+    change = next(c for c in spec["changes"] if c["path"] == "assert.range.min")
+    assert change == {
+        "fingerprint": change["fingerprint"], "class": "tightening",
+        "subject": "rule toy.shelf.max-count", "path": "assert.range.min", "op": "changed",
+        "change": "min raised", "old": 1, "new": 2, "reason": "", "rules": [],
+        "file": change["file"], "line": 13, "acknowledged": None}
+    assert change["file"].endswith("tests/spec_diff/data/bounds.yaml")
+
+
+def test_markdown_has_a_summary_line_then_one_table_per_class():
+    lines = invoke("spec", "diff", BASE, BOUNDS, "--format", "markdown").output.splitlines()
+    assert lines[2] == "**2 tightening, 1 loosening, 3 review, 3 neutral**"
+    headings = [line for line in lines if line.startswith("#### ")]
+    assert headings == ["#### tightening (2)", "#### loosening (1)", "#### review (3)",
+                        "#### neutral (3)"]
+    assert "| `rule toy.shelf.max-count assert.range.min` | min raised | `1` | `2` |" in \
+        "\n".join(lines)
+
+
+def test_github_annotates_each_change_at_its_line_in_the_new_spec():
+    output = invoke("spec", "diff", BASE, BOUNDS, "--format", "github").output.splitlines()
+    assert len(output) == 9
+    raised = next(line for line in output if "assert.range.min" in line)
+    assert raised.startswith("::notice file=")
+    assert "bounds.yaml,line=13,title=spec tightening%3A rule toy.shelf.max-count" in raised
+    lowered = next(line for line in output if "assert.length.min" in line)
+    assert lowered.startswith("::warning ") and "line=18," in lowered
+    assert "%0Aold 1%0Anew 0" in lowered
+
+
+def test_junit_has_a_case_per_change_and_a_failure_per_gate_hit():
+    result = invoke("spec", "diff", BASE, BOUNDS, "--format", "junit", "--fail-on", "review")
+    assert result.exit_code == 1
+    suite = ElementTree.fromstring(result.output).find("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("9", "3")
+    failed = [case.get("name") for case in suite if case.find("failure") is not None]
+    assert all(name.startswith("review: ") for name in failed)
+
+
+# --------------------------------------------------------------------------- gate and acks
+
+@pytest.mark.parametrize("fail_on, code", [
+    (None, 0), ("tightening", 1), ("loosening", 1), ("review", 1), ("any", 1)])
+def test_fail_on_exits_1_when_a_change_of_that_class_is_present(fail_on, code):
+    args = ["--fail-on", fail_on] if fail_on else []
+    assert invoke("spec", "diff", BASE, BOUNDS, *args).exit_code == code
+
+
+def test_fail_on_passes_when_no_change_of_that_class_is_present():
+    constants = DATA / "header.yaml"  # review and neutral changes only
+    assert invoke("spec", "diff", BASE, constants, "--fail-on", "loosening").exit_code == 0
+    assert invoke("spec", "diff", BASE, constants, "--fail-on", "review").exit_code == 1
+    assert invoke("spec", "diff", BASE, BASE, "--fail-on", "any").exit_code == 0
+
+
+def test_an_acknowledged_change_passes_the_gate_and_only_it(tmp_path):
+    (loosening,) = [c for c in diff_json(BASE, BOUNDS)["specs"][0]["changes"]
+                    if c["class"] == "loosening"]
+    acks = tmp_path / "acks.yaml"
+    acks.write_text(f"- fingerprint: {loosening['fingerprint']}\n"
+                    f"  reason: shelves may be empty from this revision on\n")
+    passed = invoke("spec", "diff", BASE, BOUNDS, "--fail-on", "loosening", "--ack", acks)
+    assert passed.exit_code == 0
+    assert "acknowledged: shelves may be empty from this revision on" in passed.output
+    assert "0 loosening, 3 review, 3 neutral (1 acknowledged)" in passed.output
+    # the same acknowledgement does not cover another loosening
+    other = DATA / "tolerances.yaml"
+    assert invoke("spec", "diff", BASE, other, "--fail-on", "loosening",
+                  "--ack", acks).exit_code == 1
+
+
+def test_an_acknowledgement_that_matches_nothing_is_reported(tmp_path):
+    acks = tmp_path / "acks.json"
+    acks.write_text(json.dumps([{"fingerprint": "0" * 16, "reason": "old"}]))
+    result = invoke("spec", "diff", BASE, BOUNDS, "--ack", acks)
+    assert result.exit_code == 0
+    assert f"acknowledgement {'0' * 16} matches no change" in result.stderr
+
+
+@pytest.mark.parametrize("text", ["fingerprint: abc\n", "- {fingerprint: abc}\n",
+                                  "- {fingerprint: abc, reason: ''}\n", "- [\n"])
+def test_a_malformed_acknowledgements_file_is_an_error(tmp_path, text):
+    acks = tmp_path / "acks.yaml"
+    acks.write_text(text)
+    result = invoke("spec", "diff", BASE, BOUNDS, "--ack", acks)
+    assert result.exit_code == 2
+    assert "[diff.ack]" in result.output or "[spec.yaml]" in result.output
+
+
+# --------------------------------------------------------------------------- lint first
+
+def broken_child(directory: Path) -> Path:
+    shutil.copy(BASE, directory / "base.yaml")
+    child = directory / "broken.yaml"
+    child.write_text("flarespec: 1\nid: review/broken\nextends: review/base\ntitle: b\n"
+                     "rules:\n  - id: toy.item.sku\n    description: d\n    for_each: item\n"
+                     "    given: \"item:$.sku\"\n    assert: {regx: \"^[a-z]$\"}\n")
+    return child
+
+
+def test_a_spec_that_does_not_lint_is_an_error_not_a_diff(tmp_path):
+    child = broken_child(tmp_path)
+    for args in ((tmp_path / "base.yaml", child), (child, tmp_path / "base.yaml")):
+        result = invoke("spec", "diff", *args)
+        assert result.exit_code == 2
+        assert f"{child}:10:" in result.output and "[spec.unknown-kind]" in result.output
+        assert "spec diff" not in result.output
+
+
+def test_old_and_new_are_required_without_base():
+    result = invoke("spec", "diff", BASE)
+    assert result.exit_code == 2 and "give OLD and NEW specs" in result.output
+
+
+# --------------------------------------------------------------------------- against git
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo,
+                   check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    """A git repository whose base commit holds base.yaml, bounds.yaml and header.yaml."""
+    root = tmp_path / "repo"
+    (root / "specs").mkdir(parents=True)
+    for name in ("base.yaml", "bounds.yaml", "header.yaml"):
+        shutil.copy(DATA / name, root / "specs" / name)
+    (root / "specs" / "notes.yaml").write_text("not: a spec\n")
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+@pytest.fixture
+def in_repo(repo, monkeypatch) -> Path:
+    monkeypatch.chdir(repo)
+    return repo
+
+
+def test_base_rev_diffs_changed_files_and_reports_added_and_deleted_ones(in_repo):
+    repo = in_repo
+    (repo / "specs" / "bounds.yaml").write_text(
+        (DATA / "bounds.yaml").read_text().replace("min: 2, max: 100", "min: 3, max: 100"))
+    (repo / "specs" / "header.yaml").unlink()
+    shutil.copy(DATA / "sets.yaml", repo / "specs" / "sets.yaml")
+    result = invoke("spec", "diff", "--base", "HEAD", "specs", "--format", "json")
+    assert result.exit_code == 0, result.output
+    specs = {(s["old"], s["new"]): s["changes"] for s in json.loads(result.stdout)["specs"]}
+    assert set(specs) == {("review/bounds", "review/bounds"), ("review/header", None),
+                          (None, "review/sets")}
+    [raised] = specs[("review/bounds", "review/bounds")]
+    assert (raised["class"], raised["path"], raised["old"], raised["new"]) == (
+        "tightening", "assert.range.min", 2, 3)
+    assert raised["file"] == "specs/bounds.yaml" and raised["line"] == 13
+    [deleted] = specs[("review/header", None)]
+    assert (deleted["class"], deleted["op"], deleted["path"]) == ("review", "removed",
+                                                                  "specs/header.yaml")
+    [added] = specs[(None, "review/sets")]
+    assert (added["op"], added["path"]) == ("added", "specs/sets.yaml")
+
+
+def test_base_rev_with_nothing_changed_is_empty_and_passes_any_gate(in_repo):
+    result = invoke("spec", "diff", "--base", "HEAD", "--fail-on", "any")
+    assert result.exit_code == 0 and result.output.strip() == "spec diff: no spec changed"
+    markdown = invoke("spec", "diff", "--base", "HEAD", "--format", "markdown")
+    assert markdown.output.strip().endswith("No spec changed.")
+
+
+def test_base_rev_refuses_a_spec_that_does_not_lint_on_either_side(in_repo):
+    repo = in_repo
+    broken = broken_child(repo / "specs")
+    result = invoke("spec", "diff", "--base", "HEAD", "specs")
+    assert result.exit_code == 2 and "[spec.unknown-kind]" in result.output
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "broken")
+    broken.write_text(broken.read_text().replace("regx", "regex"))
+    result = invoke("spec", "diff", "--base", "HEAD", "specs")
+    assert result.exit_code == 2
+    assert "HEAD:specs/broken.yaml:10:" in result.output  # named as the base file
+
+
+@pytest.mark.parametrize("rev", ["no-such-branch", "--output=x"])
+def test_base_rev_that_is_no_revision_is_an_error(in_repo, rev):
+    result = invoke("spec", "diff", "--base", rev)
+    assert result.exit_code == 2 and "[diff.git]" in result.output
