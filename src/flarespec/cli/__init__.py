@@ -32,18 +32,35 @@ def main():
       flarespec validate-pair --baseline A/packet.json --candidate B/packet.json --output R/pair.json
     \b
     Try it:   flarespec demo
-    Specs:    flarespec spec list | show | lint | diff
+    Specs:    flarespec spec list | show | new | lint | test | diff | impact
     Fixtures: flarespec fixture write DIR [--pair]
     """
+
+
+def spec_reference(_ctx, _param, value: str | None) -> str | None:
+    """A ``--spec`` value (a click callback), checked before any work: an existing path or
+    a bundled id; anything else is a usage error listing the bundled ids (a broken file is
+    reported later, in the receipt, as spec.invalid)."""
+    if value is None:
+        return None
+    from flarespec.spec.errors import SpecInvalid
+    from flarespec.spec.open import check_spec_ref
+
+    try:
+        check_spec_ref(value)
+    except SpecInvalid as problem:
+        raise click.BadParameter(str(problem), param_hint="--spec") from None
+    return value
 
 
 _RECEIPT_OPTIONS = (
     click.option("--output", required=True, type=click.Path(path_type=str),
                  help="Receipt path: outside both packet roots, not a symlink, and a "
                       "regular file if it exists (it is replaced)."),
-    click.option("--spec", "spec_path", type=click.Path(exists=True, dir_okay=False),
-                 help="Validate against this spec file instead of choosing by the "
-                      "packet's revision."),
+    click.option("--spec", "spec_path", metavar="ID|FILE", callback=spec_reference,
+                 help="Validate against this spec (a bundled id such as one `flarespec "
+                      "spec list` shows, or a spec file) instead of choosing by the "
+                      "packet's applies_to."),
     click.option("--quiet", "-q", is_flag=True,
                  help="No summary on stderr (the receipt is still written)."),
     click.option("--verbose", "-v", is_flag=True,

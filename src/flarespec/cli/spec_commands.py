@@ -8,32 +8,33 @@ import sys
 import click
 
 
-def _load(spec_ref: str):
-    """A resolved spec by bundled id or file path; SpecInvalid propagates."""
-    from pathlib import Path
+def _open(spec_ref: str):
+    """The resolved spec (bundled id or file); a problem is printed, exit 2."""
+    from flarespec.spec.errors import SpecInvalid
+    from flarespec.spec.open import open_spec
 
-    from flarespec.spec.load import SpecLibrary
-    from flarespec.spec.resolve import resolve
-
-    # any path that exists is a file; read_spec_file refuses a FIFO, device or directory
-    if Path(spec_ref).exists() or Path(spec_ref).is_symlink():
-        library, spec_file = SpecLibrary.for_file(spec_ref)
-        return resolve(spec_file, library)
-    library = SpecLibrary()
-    spec_file = library.get(spec_ref)
-    if spec_file is None:
-        raise click.BadParameter(f"{spec_ref!r} is neither a file nor a bundled spec id")
-    return resolve(spec_file, library)
+    try:
+        return open_spec(spec_ref)
+    except SpecInvalid as problem:
+        click.echo(str(problem), err=True)
+        sys.exit(2)
 
 
 @click.group()
 def spec():
-    """Work with specs: the contract as versioned YAML."""
+    """Work with specs: the contract as versioned YAML.
+
+    \b
+    A SPEC is a bundled id (see `flarespec spec list`) or a spec file; a file finds its
+    parent (extends) beside it, named after the parent id's last segment, then among the
+    bundled specs.
+    """
 
 
 @spec.command("list")
 def list_specs():
-    """List the bundled specs and what each applies to."""
+    """List the bundled specs and what each applies to (a spec without applies_to is
+    never chosen for a packet: it is used only when named with --spec)."""
     from flarespec.adapter.select import bundled_specs, describe_condition
 
     for compiled in bundled_specs():
@@ -42,76 +43,60 @@ def list_specs():
 
 
 @spec.command("show")
-@click.argument("spec_ref")
+@click.argument("spec_ref", metavar="SPEC")
 @click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
-              show_default=True)
+              show_default=True,
+              help="yaml: each rule preceded by a comment saying whether SPEC inherited, "
+                   "overrode, added or renamed it; json: the same under rule_status.")
 def show(spec_ref, fmt):
-    """Print SPEC_REF (id or file) resolved: extends applied, constants substituted."""
-    import yaml
+    """Print SPEC resolved: extends applied, constants substituted, id and title first,
+    each rule marked inherited / overridden / added / renamed (relative to its parent)."""
+    from flarespec.spec.show import render_json, render_yaml
 
-    from flarespec.spec.errors import SpecInvalid
-
-    try:
-        resolved = _load(spec_ref)
-    except SpecInvalid as problem:
-        click.echo(str(problem), err=True)
-        sys.exit(2)
-    data = resolved.plain()
-    if fmt == "json":
-        click.echo(json.dumps(data, indent=2))
-    else:
-        click.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100))
+    resolved = _open(spec_ref)
+    click.echo(render_json(resolved) if fmt == "json" else render_yaml(resolved))
 
 
 @spec.command("lint")
-@click.argument("spec_refs", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="json: one object per spec with its issues (for CI annotations).")
-def lint(spec_refs, fmt):
-    """Check specs: shape, names, paths, formulas, kind arguments; errors as file:line:column.
+@click.argument("spec_refs", nargs=-1, required=True, metavar="SPEC...")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]),
+              default="text", show_default=True,
+              help="text: file:line:column lines; json: one object per spec with its "
+                   "issues; github: GitHub Actions ::error/::warning annotations.")
+@click.option("--strict", is_flag=True, help="Warnings fail too (exit 2).")
+def lint(spec_refs, fmt, strict):
+    """Check specs and report every issue at once, each at file:line:column with a code.
 
-    Exit 0 when every spec compiles, 2 otherwise.
+    \b
+    Errors: YAML and shape, extends, unknown kinds, hooks, documents, iterations,
+    constants and rule ids (with a "did you mean"), path and formula syntax, kind and hook
+    arguments, placeholders that cannot be filled, references to dropped documents, and an
+    applies_to that overlaps another spec of the library (both ids named).
+    Warnings: no applies_to, ${...} kept as text inside constants, applies_to overlap that
+    cannot be decided, rule literals equal to a constant's value.
+    \b
+    Exit 0 when no spec has an error (warnings allowed unless --strict), 2 otherwise.
     """
-    from flarespec.spec.compile import compile_spec
-    from flarespec.spec.errors import SpecInvalid
+    from flarespec.spec.lint import lint as run, render_github, render_text
 
-    results = []
-    for spec_ref in spec_refs:
-        try:
-            compiled = compile_spec(_load(spec_ref))
-            results.append({"spec": spec_ref, "id": compiled.id, "ok": True,
-                            "rules": len(compiled.rules), "issues": []})
-        except SpecInvalid as problem:
-            results.append({"spec": spec_ref, "ok": False,
-                            "issues": [issue.as_dict() for issue in problem.issues]})
+    results = run(list(spec_refs))
     if fmt == "json":
-        click.echo(json.dumps(results, indent=2))
+        click.echo(json.dumps([result.as_dict() for result in results], indent=2))
+    elif fmt == "github":
+        click.echo(render_github(results))
     else:
-        for result in results:
-            if result["ok"]:
-                click.echo(f"{result['spec']}: ok ({result['id']}, {result['rules']} rules)")
-            for issue in result["issues"]:
-                where = ":".join(str(issue[k]) for k in ("file", "line", "column") if issue[k])
-                click.echo(f"{where + ': ' if where else ''}{issue['message']} [{issue['code']}]")
-    sys.exit(0 if all(result["ok"] for result in results) else 2)
+        click.echo(render_text(results))
+    failed = any(r.errors or (strict and r.warnings) for r in results)
+    sys.exit(2 if failed else 0)
 
 
-@spec.command("diff")
-@click.argument("old_ref")
-@click.argument("new_ref")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
-def diff(old_ref, new_ref, fmt):
-    """Compare two resolved specs rule by rule (keyed by rule id) for review."""
-    from flarespec.spec.diff import diff_specs, render_diff
-    from flarespec.spec.errors import SpecInvalid
+from flarespec.cli.diff_command import diff, impact  # noqa: E402
 
-    try:
-        changes = diff_specs(_load(old_ref).plain(), _load(new_ref).plain())
-    except SpecInvalid as problem:
-        click.echo(str(problem), err=True)
-        sys.exit(2)
-    if fmt == "json":
-        click.echo(json.dumps(changes, indent=2))
-    else:
-        click.echo(render_diff(changes))
+spec.add_command(diff)
+spec.add_command(impact)
+from flarespec.cli.spec_test_command import spec_test  # noqa: E402
+
+spec.add_command(spec_test)
+from flarespec.cli.spec_new_command import spec_new  # noqa: E402
+
+spec.add_command(spec_new)

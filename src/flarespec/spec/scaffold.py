@@ -1,0 +1,169 @@
+"""``flarespec spec new``: the first draft of a child spec for a new revision of the input.
+
+A new revision usually starts as "the same contract, pinned to another revision": the
+scaffold is exactly that, so it lints clean as written, and its comments point at what
+usually changes. Everything is derived from the parent, nothing from a particular contract:
+
+- ``applies_to`` keeps the parent's ``given``; when the parent's ``equals`` reads a constant
+  (``${source.revision}``) the scaffold keeps that reference and restates the whole
+  top-level constant with the new revision (so the rules reading it follow); when it is a
+  literal, the new revision is written instead.
+- ``id`` is the parent id's family (everything before its last ``/``) plus the first 8
+  characters of the revision; ``title``, ``description`` and ``limits`` (headers, not
+  inherited) are the parent's with the old revision replaced.
+
+The text is written here (a YAML emitter would drop the comments); each value goes through
+PyYAML's safe representer so that quoting is always right.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+
+import yaml
+
+from flarespec.spec.errors import SpecInvalid, SpecIssue
+from flarespec.spec.resolve import ResolvedSpec
+from flarespec.spec.yamlmarks import plain
+
+SCAFFOLD = "spec.scaffold"
+SHORT_REVISION = 8
+LONG_TEXT = 80  # characters: longer text is written as a folded block
+_REFERENCE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)\}$")
+
+
+@dataclass(frozen=True)
+class Pin:
+    """How the parent pins its revision: the applies_to condition (as written), and the
+    constant its ``equals`` reads, if any (top-level name, member path below it)."""
+    applies_to: dict
+    constant: str | None
+    members: tuple[str, ...]
+    old_revision: str
+
+
+def scaffold(parent: ResolvedSpec, revision: str, spec_id: str | None = None) -> str:
+    """The text of a child of ``parent`` pinned to ``revision``; SpecInvalid (code
+    spec.scaffold) when the parent pins nothing or already covers that revision."""
+    pin = _pin(parent)
+    if str(pin.old_revision) == revision:
+        _refuse(f"{parent.id} already applies to {revision!r}: a child must pin another "
+                f"revision, or both specs would apply to the same packets")
+    spec_id = spec_id or derived_id(parent.id, revision)
+    header = _header(parent, str(pin.old_revision), revision)
+    applies_to = dict(pin.applies_to)
+    constants = {}
+    if pin.constant is None:
+        applies_to["equals"] = revision
+    else:
+        constants[pin.constant] = _restated(parent, pin, revision)
+    return _render(parent.id, {"flarespec": 1, "id": spec_id, **header, "extends": parent.id},
+                   revision, applies_to, constants)
+
+
+def derived_id(parent_id: str, revision: str) -> str:
+    """``family/abcdef12``: the parent id's family and the revision's first characters."""
+    family = parent_id.rpartition("/")[0]
+    short = revision[:SHORT_REVISION]
+    return f"{family}/{short}" if family else short
+
+
+def _header(parent: ResolvedSpec, old: str, revision: str) -> dict:
+    """The parent's title, description and limits (not inherited: a child states its own)
+    with the old revision replaced, so that a review diff shows only what really changed."""
+    header = {key: str(parent.data[key]).replace(old, revision)
+              for key in ("title", "description", "limits") if key in parent.data}
+    if header.get("title") == parent.data.get("title"):
+        header["title"] = f"{parent.data.get('title', parent.id)} (revision {revision})"
+    return header
+
+
+def _pin(parent: ResolvedSpec) -> Pin:
+    # applies_to is a header (not inherited): the nearest file of the chain that states it
+    own = next((plain(f.data)["applies_to"] for f in parent.chain if "applies_to" in f.data), None)
+    if not isinstance(own, dict) or "equals" not in own:
+        _refuse(f"{parent.id} has no applies_to with `equals`: there is no revision to "
+                f"re-pin (write the child's applies_to by hand)")
+    match = _REFERENCE.match(str(own["equals"]))
+    if match is None:
+        return Pin(own, None, (), own["equals"])
+    name, members = match.group(1), tuple(m for m in match.group(2).split(".") if m)
+    return Pin(own, name, members, parent.data["applies_to"]["equals"])
+
+
+def _restated(parent: ResolvedSpec, pin: Pin, revision: str):
+    value = copy.deepcopy(plain(parent.data["constants"][pin.constant]))
+    if not pin.members:
+        return revision
+    holder = value
+    for member in pin.members[:-1]:
+        holder = holder[member]
+    holder[pin.members[-1]] = revision
+    return value
+
+
+def _refuse(message: str) -> None:
+    raise SpecInvalid([SpecIssue(message, None, SCAFFOLD)])
+
+
+class _Dumper(yaml.SafeDumper):
+    """safe_dump's values; long text as a folded block (``>``), as spec authors write it."""
+
+
+def _text(dumper: yaml.SafeDumper, value: str):
+    style = ">" if len(value) > LONG_TEXT else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _text)
+
+
+def _dump(mapping: dict) -> str:
+    """A mapping, one key per line in its order, block style at the top; below, innermost
+    lists and maps in flow style (``symbols: [a, b]``), as a spec author writes them."""
+    return "\n".join(
+        yaml.dump({key: value}, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100,
+                       default_flow_style=None if isinstance(value, (dict, list)) else False
+                       ).rstrip("\n")
+        for key, value in mapping.items())
+
+
+def _indent(text: str, prefix: str = "  ") -> str:
+    return "\n".join(prefix + line for line in text.splitlines())
+
+
+def _render(parent_id: str, header: dict, revision: str, applies_to: dict,
+            constants: dict) -> str:
+    parts = [
+        f"# A child of {parent_id} for revision {revision}.",
+        "# Scaffolded by `flarespec spec new`: as written it is the parent's contract pinned to",
+        "# the new revision. Edit what the revision changed, then:",
+        "#   flarespec spec lint THIS_FILE           every issue at once (file:line:column)",
+        "#   flarespec spec test THIS_FILE           the inherited cases, built from your constants",
+        f"#   flarespec spec diff {parent_id} THIS_FILE   what changed, for the review",
+        _dump(header),
+        "",
+        "# Selects this spec for packets of the new revision (must not overlap the parent's).",
+        _dump({"applies_to": applies_to}),
+    ]
+    if constants:
+        parts += ["",
+                  "# Constants: restate only what changed (a name given here replaces the",
+                  "# parent's whole value). Usually: renamed names, sizes, formats, file names.",
+                  "constants:",
+                  _indent(_dump(constants))]
+    parts += ["",
+              "# Documents the revision no longer keeps (lint names every rule still reading one):",
+              "# drop_documents: [DOCUMENT_ID]",
+              "# Inherited rules that no longer hold:",
+              "# drop_rules: [RULE_ID]",
+              "# Rules added, overridden (same id) or renamed (`renamed_from: OLD_ID` keeps the",
+              "# place and history of the inherited rule):",
+              "# rules:",
+              "#   - id: NEW_RULE_ID",
+              "#     renamed_from: OLD_RULE_ID",
+              "#     ...",
+              ""]
+    return "\n".join(parts)

@@ -1,0 +1,121 @@
+"""`flarespec spec new`: a child scaffold that pins the new revision and lints clean as
+written; generic (a toy spec family in tmp_path), plus the bundled spec."""
+
+from __future__ import annotations
+
+import yaml
+from click.testing import CliRunner
+
+from flarespec.cli import main
+from flarespec.spec.lint import lint
+
+OLD, NEW = "a" * 40, "b" * 40
+PARENT = f"""\
+flarespec: 1
+id: shop/v1
+title: Shop export, release {OLD}
+description: The export of release {OLD}.
+constants:
+  release:
+    name: shop
+    revision: {OLD}
+    modules: [cart, till]
+applies_to: {{given: "index:$.release.revision", equals: "${{release.revision}}"}}
+documents:
+  index: {{loader: json, entry: true}}
+rules:
+  - id: shop.release
+    description: The export names the pinned release.
+    given: "index:$.release"
+    assert: {{equals: "${{release}}"}}
+"""
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, ["spec", "new", *map(str, args)])
+
+
+def parent(tmp_path, text: str = PARENT):
+    path = tmp_path / "v1.yaml"  # beside the child, named after the parent id's last segment
+    path.write_text(text)
+    return path
+
+
+def errors_and_warnings(path) -> list[str]:
+    [result] = lint([str(path)])
+    return [issue.code for issue in result.issues]
+
+
+def toy_issues(path) -> list[str]:
+    """Lint codes, but for the warning that a toy family's applies_to reads another input
+    than the bundled specs' (lint cannot decide whether they exclude each other)."""
+    return [code for code in errors_and_warnings(path) if code != "spec.applies-to-undecided"]
+
+
+def test_scaffold_pins_the_revision_restates_the_constant_and_lints_clean(tmp_path):
+    out = tmp_path / "b.yaml"
+    result = invoke("--from", parent(tmp_path), "--revision", NEW, "--out", out)
+    assert result.exit_code == 0, result.output
+    child = yaml.safe_load(out.read_text())
+    assert child["extends"] == "shop/v1" and child["id"] == "shop/bbbbbbbb"
+    assert child["applies_to"] == {"given": "index:$.release.revision",
+                                   "equals": "${release.revision}"}
+    assert child["constants"] == {"release": {"name": "shop", "revision": NEW,
+                                              "modules": ["cart", "till"]}}
+    assert child["title"] == f"Shop export, release {NEW}"
+    assert child["description"] == f"The export of release {NEW}."
+    assert toy_issues(out) == []
+
+
+def test_comments_point_at_what_usually_changes_and_the_next_steps(tmp_path):
+    text = invoke("--from", parent(tmp_path), "--revision", NEW).output
+    for word in ("drop_documents:", "drop_rules:", "renamed_from:", "# rules:",
+                 "flarespec spec lint", "flarespec spec test", "flarespec spec diff shop/v1"):
+        assert word in text, word
+
+
+def test_a_literal_applies_to_gets_the_new_revision_and_an_id_can_be_given(tmp_path):
+    literal = PARENT.replace('equals: "${release.revision}"', f'equals: "{OLD}"')
+    out = tmp_path / "b.yaml"
+    result = invoke("--from", parent(tmp_path, literal), "--revision", NEW, "--id", "shop/v2",
+                    "--out", out)
+    assert result.exit_code == 0, result.output
+    child = yaml.safe_load(out.read_text())
+    assert child["id"] == "shop/v2" and child["applies_to"]["equals"] == NEW
+    assert "constants" not in child
+    assert toy_issues(out) == []
+
+
+def test_the_parents_own_revision_is_refused(tmp_path):
+    result = invoke("--from", parent(tmp_path), "--revision", OLD)
+    assert result.exit_code == 2
+    assert "[spec.scaffold]" in result.output and "already applies" in result.output
+
+
+def test_a_parent_without_applies_to_is_refused(tmp_path):
+    unpinned = PARENT.replace('applies_to: {given: "index:$.release.revision", '
+                              'equals: "${release.revision}"}\n', "")
+    result = invoke("--from", parent(tmp_path, unpinned), "--revision", NEW)
+    assert result.exit_code == 2 and "[spec.scaffold]" in result.output
+
+
+def test_an_existing_out_file_is_kept_unless_forced(tmp_path):
+    out = tmp_path / "b.yaml"
+    out.write_text("keep me\n")
+    refused = invoke("--from", parent(tmp_path), "--revision", NEW, "--out", out)
+    assert refused.exit_code == 2 and "--force" in refused.output
+    assert out.read_text() == "keep me\n"
+    forced = invoke("--from", parent(tmp_path), "--revision", NEW, "--out", out, "--force")
+    assert forced.exit_code == 0 and "extends: shop/v1" in out.read_text()
+
+
+def test_an_unknown_parent_is_a_usage_error_without_traceback(tmp_path):
+    result = invoke("--from", "shop/none", "--revision", NEW)
+    assert result.exit_code == 2 and "[spec.unknown]" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_the_bundled_spec_scaffolds_a_child_that_lints_clean(tmp_path):
+    out = tmp_path / "child.yaml"
+    assert invoke("--from", "flare/bce032c0", "--revision", NEW, "--out", out).exit_code == 0
+    assert errors_and_warnings(out) == []
