@@ -92,6 +92,12 @@ def test_the_parents_own_revision_is_refused(tmp_path):
     assert "[spec.scaffold]" in result.output and "already applies" in result.output
 
 
+def test_a_revision_that_is_not_one_word_is_refused(tmp_path):
+    for revision in ("", "two words", "a/b"):
+        result = invoke("--from", parent(tmp_path), "--revision", revision)
+        assert result.exit_code == 2 and "[spec.scaffold]" in result.output, revision
+
+
 def test_a_parent_without_applies_to_is_refused(tmp_path):
     unpinned = PARENT.replace('applies_to: {given: "index:$.release.revision", '
                               'equals: "${release.revision}"}\n', "")

@@ -57,7 +57,7 @@ def run(root: Path, op: str, **args) -> None:
 def test_every_documented_operation_is_registered():
     assert set(OPERATIONS) == {
         "set_json", "delete_json", "replace_text", "move_list_item", "duplicate_list_item", "delete_list_item",
-        "split_array_item", "sse_set", "sse_delete", "prom_set", "prom_append", "prom_delete",
+        "split_array_item", "sse_set", "sse_delete", "prom_set", "prom_add", "prom_append", "prom_delete",
         "remove_file", "write_file", "symlink", "make_fifo", "refresh_digests", "set_json_sha256",
         "replace_bytes"}
 
@@ -404,3 +404,17 @@ def test_mutations_never_reach_outside_the_packet(root):
     with pytest.raises(MutationError, match="root-relative"):
         run(root, "remove_file", file="/etc/hostname")
     assert not (root.parent / "escaped.txt").exists()
+
+
+def test_prom_add_moves_a_counter_relative_to_the_written_value(root):
+    name = "flare_requests_completed_total"
+    line = next(l for l in (root / BEFORE).read_text().split("\n") if l.startswith(name + " "))
+    start = int(line.split()[1])
+    run(root, "prom_add", file=BEFORE, name=name, delta=5)
+    run(root, "prom_add", file=BEFORE, name=name, delta="-2")  # decimal text, as a catalog writes it
+    assert f"\n{name} {start + 3}\n" in (root / BEFORE).read_text()
+    with pytest.raises(MutationError, match="delta must be an integer"):
+        run(root, "prom_add", file=BEFORE, name=name, delta=1.5)
+    run(root, "prom_set", file=BEFORE, name=name, value="1.5")
+    with pytest.raises(MutationError, match="not an integer"):
+        run(root, "prom_add", file=BEFORE, name=name, delta=1)

@@ -100,9 +100,10 @@ def test_the_renamed_rule_fires_under_its_new_id(tmp_path, new_packet):
                                  "measurements.observation.matches-sidecar"}
 
 
-@pytest.mark.parametrize("pattern", ["prefix", "observation-error-recorded", "snapshot-reused"])
-def test_spec_test_is_green_for_a_selection(pattern):
-    result = invoke("spec", "test", EXAMPLE, "-k", pattern)
+def test_spec_test_is_green_for_the_whole_inherited_catalog():
+    """What the doc tells a newcomer to run before the pull request: every inherited case,
+    expressed in the child's constants, passes or is not applicable (~40 s)."""
+    result = invoke("spec", "test", EXAMPLE)
     assert result.exit_code == 0, result.output
     assert " 0 failed" in result.output and "FAIL" not in result.output
 

@@ -30,6 +30,7 @@ from flarespec.spec.yamlmarks import plain
 
 SCAFFOLD = "spec.scaffold"
 SHORT_REVISION = 8
+REVISION = re.compile(r"[A-Za-z0-9._-]+")  # safe in an id and in a file name
 LONG_TEXT = 80  # characters: longer text is written as a folded block
 _REFERENCE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)\}$")
 
@@ -47,6 +48,9 @@ class Pin:
 def scaffold(parent: ResolvedSpec, revision: str, spec_id: str | None = None) -> str:
     """The text of a child of ``parent`` pinned to ``revision``; SpecInvalid (code
     spec.scaffold) when the parent pins nothing or already covers that revision."""
+    if not REVISION.fullmatch(revision):
+        _refuse(f"revision {revision!r} is not a revision: one word of letters, digits, "
+                f"'.', '_' or '-' (e.g. a commit SHA)")
     pin = _pin(parent)
     if str(pin.old_revision) == revision:
         _refuse(f"{parent.id} already applies to {revision!r}: a child must pin another "
@@ -81,8 +85,8 @@ def _header(parent: ResolvedSpec, old: str, revision: str) -> dict:
 
 
 def _pin(parent: ResolvedSpec) -> Pin:
-    # applies_to is a header (not inherited): the nearest file of the chain that states it
-    own = next((plain(f.data)["applies_to"] for f in parent.chain if "applies_to" in f.data), None)
+    # applies_to is a header, not inherited: the parent's own file states it or nothing does
+    own = plain(parent.chain[0].data).get("applies_to")
     if not isinstance(own, dict) or "equals" not in own:
         _refuse(f"{parent.id} has no applies_to with `equals`: there is no revision to "
                 f"re-pin (write the child's applies_to by hand)")
