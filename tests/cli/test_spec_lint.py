@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -275,3 +276,38 @@ def test_show_marks_a_renamed_rule(tmp_path):
     assert lines[lines.index("- id: packet.schema-v2") - 1] == \
         "# renamed from packet.schema by flare/next"
     assert "- id: packet.schema" not in lines
+
+
+# --------------------------------------------------------------------------- placeholders
+def test_a_misspelt_placeholder_field_is_caught_at_lint(tmp_path):
+    """`{group.knd}` used to lint clean and fail only when a packet was checked. A field of
+    an iteration over the evidence read nowhere else is a warning with a did-you-mean; a
+    field the values of an iteration over a constant lack can never be filled: an error."""
+    path = write(tmp_path, HEAD + PINNED % "next" + textwrap.dedent("""\
+        rules:
+          - id: corpus.group.kind-known
+            description: Every group's kind is a kind of the matrix (misspelt placeholder).
+            for_each: group
+            given: "group:$.kind"
+            assert: {one_of: {ref: "constants:/group_matrix/[kind={group.knd}]/kind", all: true}}
+          - id: snapshot.phase.named
+            description: A misspelt field of a constant iteration.
+            for_each: phase
+            given: "snapshot:$.families"
+            message: "{phase.nme} snapshot: {detail}"
+            assert: {length: {min: 1}}
+        """))
+    [result] = lint([str(path)])
+    issues = {(i.code, i.severity, i.mark.line) for i in result.issues}
+    assert issues == {("spec.placeholder-field-unread", WARNING, 11),
+                      ("spec.unfillable-placeholder", ERROR, 16)}
+    messages = " ".join(i.message for i in result.issues)
+    assert "did you mean 'kind'?" in messages and "did you mean 'name'?" in messages
+    assert invoke("spec", "lint", path).exit_code == 2
+
+
+def test_the_bundled_spec_and_the_worked_example_fill_every_placeholder():
+    example = Path(__file__).resolve().parents[2] / "docs/examples/flare-next/flare-next.yaml"
+    for ref in (BUNDLED, str(example)):
+        [result] = lint([ref])
+        assert not [i for i in result.issues if "placeholder" in i.code], ref

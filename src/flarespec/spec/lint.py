@@ -4,7 +4,8 @@ Loading a spec stops at the first step that fails (a shape error means the compi
 trust the data). Lint goes further: it reads the file leniently, still resolves
 and compiles it when the shape step found problems (reporting what that finds whenever it
 does not trip over the broken shape), then adds what only matters while editing: the places
-that still read a dropped document; warnings for a missing ``applies_to``, ``${...}`` kept
+that still read a dropped document; placeholders a binding cannot fill (spec/placeholders.py);
+warnings for a missing ``applies_to``, ``${...}`` kept
 as a literal inside ``constants`` and rule literals that repeat a constant; and
 ``applies_to`` conditions that overlap another spec of the library (an error naming both
 specs: the selector would refuse every packet both accept).
@@ -22,6 +23,7 @@ from flarespec.spec import metaschema
 from flarespec.spec.errors import ERROR, WARNING, SpecInvalid, SpecIssue, did_you_mean
 from flarespec.spec.literals import literal_constant_warnings
 from flarespec.spec.load import SpecFile, SpecLibrary, bundled_spec_dir, read_spec_bytes
+from flarespec.spec.placeholders import placeholder_issues
 from flarespec.spec.open import bundled_compiled, bundled_library, is_path, unknown_spec
 from flarespec.spec.resolve import ResolvedSpec, dropped_document_references, resolve
 from flarespec.spec.yamlmarks import Mark, SpecYamlError, load_marked, mark_at, plain
@@ -74,6 +76,7 @@ def lint_one(ref: str) -> LintResult:
     dropped = dropped_document_references(resolved)
     result.issues.extend(dropped)
     _compile(resolved, result, _explained_by(dropped, resolved.dropped_documents))
+    result.issues.extend(placeholder_issues(resolved))
     result.issues.extend(_warnings(resolved))
     return result
 

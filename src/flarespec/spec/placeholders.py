@@ -1,0 +1,108 @@
+"""Lint of binding placeholders: ``{group.knd}`` where the iteration's values have no ``knd``.
+
+Whether a value read from the evidence has a field is known only at run time, so a
+placeholder like ``{group.knd}`` used to pass lint and fail only when a packet was checked.
+Two things are knowable before that:
+
+* an iteration over a constant (``over: "constants:$.phases[*]"``) has values the spec
+  itself holds: a placeholder field that some of them lack can never be filled — an error;
+* for an iteration over the evidence, the fields the spec reads elsewhere (other
+  placeholders, references such as ``group:$.kind``) are the ones its authors know about: a
+  placeholder field read nowhere else is a warning, with a did-you-mean among those fields.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from flarespec.engine.paths import CompiledJsonPath, PathSyntaxError
+from flarespec.spec.errors import ERROR, WARNING, SpecIssue, did_you_mean
+from flarespec.spec.resolve import ResolvedSpec
+
+UNFILLABLE = "spec.unfillable-placeholder"
+UNKNOWN_FIELD = "spec.placeholder-field-unread"
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z0-9_-]+)[^{}]*\}")
+_REFERENCE = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*):(?:\$\.|/)([A-Za-z0-9_-]+)")
+_SECTIONS = ("documents", "iterations", "rules", "metric", "identities", "applies_to")
+
+
+def placeholder_issues(resolved: ResolvedSpec) -> list[SpecIssue]:
+    """Every placeholder field of an iteration binding that cannot or may not be filled."""
+    data = resolved.data
+    iterations = data.get("iterations") or {}
+    strings = [(text, mark) for section in _SECTIONS
+               for text, mark in _strings(data.get(section), _key_mark(data, section))]
+    read = Counter()
+    for text, _ in strings:
+        read.update(_placeholders(text, iterations))
+        read.update((name, field) for name, field in _REFERENCE.findall(text)
+                    if name in iterations)
+    constant_fields = {name: _constant_fields(spec, data.get("constants") or {})
+                       for name, spec in iterations.items() if isinstance(spec, dict)}
+    issues, seen = [], set()
+    for text, mark in strings:
+        for name, field in _placeholders(text, iterations):
+            if (name, field, mark) in seen:
+                continue
+            seen.add((name, field, mark))
+            issue = _judge(name, field, text, mark, constant_fields.get(name), read)
+            if issue is not None:
+                issues.append(issue)
+    return issues
+
+
+def _judge(name, field, text, mark, fields: set | None, read: Counter) -> SpecIssue | None:
+    if fields is not None:  # the iteration runs over a constant: its fields are known
+        if field in fields:
+            return None
+        return SpecIssue(f"{text!r}: {{{name}.{field}}} can never be filled: the values of "
+                         f"iteration {name!r} (a constant) have no field {field!r}"
+                         f"{did_you_mean(field, sorted(fields))}", mark, UNFILLABLE, ERROR)
+    if read[(name, field)] > 1:
+        return None
+    known = sorted({f for (n, f) in read if n == name and f != field})
+    return SpecIssue(f"{text!r}: field {field!r} of iteration {name!r} is read nowhere else "
+                     f"in the spec, so nothing checks that its values have it"
+                     f"{did_you_mean(field, known)}", mark, UNKNOWN_FIELD, WARNING)
+
+
+def _placeholders(text: str, iterations) -> list[tuple[str, str]]:
+    return [(name, field) for name, field in _PLACEHOLDER.findall(text)
+            if name in iterations and ":" not in field]
+
+
+def _constant_fields(iteration: dict, constants: dict) -> set | None:
+    """The fields every value of an iteration over a constant has; None when the iteration
+    reads the evidence (or its values are not all mappings)."""
+    over = iteration.get("over")
+    if not isinstance(over, str) or not over.startswith("constants:$"):
+        return None
+    try:
+        values = [match.value for match in CompiledJsonPath(over[len("constants:"):])
+                  .find(constants)]
+    except (PathSyntaxError, ValueError):
+        return None  # the compiler reports a broken path
+    if not values or not all(isinstance(value, dict) for value in values):
+        return None
+    return set.intersection(*(set(value) for value in values))
+
+
+def _key_mark(data, key):
+    return getattr(data, "key_marks", {}).get(key, getattr(data, "mark", None))
+
+
+def _strings(value, mark):
+    """(string, mark) for every string inside a marked value (the nearest key's mark)."""
+    stack = [(value, mark)]
+    while stack:
+        value, mark = stack.pop()
+        if isinstance(value, dict):
+            marks = getattr(value, "key_marks", {})
+            stack.extend((item, marks.get(key, mark)) for key, item in value.items())
+        elif isinstance(value, list):
+            marks = getattr(value, "item_marks", None) or [mark] * len(value)
+            stack.extend(zip(value, marks))
+        elif isinstance(value, str):
+            yield value, mark
