@@ -1,0 +1,47 @@
+"""Imports flow one way (docs/architecture.md, Rooms): loaders → engine → spec → adapter →
+fixtures → cli, with hooks/ and flare/ beside them; nothing imports the command line. A
+room importing one it may not is a design change to make on purpose, in that table first."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SOURCE = Path(__file__).resolve().parents[1] / "src" / "flarespec"
+DATA = {"bundled_specs", "bundled_fixtures"}
+MAY_IMPORT = {
+    "loaders": set(),
+    "engine": {"loaders"},
+    "spec": {"engine", "loaders"} | DATA,
+    "hooks": {"engine"},
+    "adapter": {"spec", "engine", "loaders"},
+    "fixtures": {"adapter", "spec", "engine", "loaders"} | DATA,
+    "flare": {"fixtures", "spec", "engine", "loaders"},
+    "cli": {"adapter", "fixtures", "spec", "engine", "loaders"},
+}
+
+
+def imported_rooms(path: Path) -> set[str]:
+    rooms = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+        rooms.update(name.split(".")[1] for name in names
+                     if name.startswith("flarespec.") and name.count(".") >= 1)
+    return rooms
+
+
+@pytest.mark.parametrize("room", sorted(MAY_IMPORT))
+def test_a_room_imports_only_the_rooms_below_it(room):
+    offending = {f"{path.relative_to(SOURCE)} imports flarespec.{other}"
+                 for path in sorted((SOURCE / room).rglob("*.py"))
+                 for other in imported_rooms(path) - MAY_IMPORT[room] - {room}}
+    assert offending == set()
+
+
+def test_every_room_is_in_the_table():
+    rooms = {path.name for path in SOURCE.iterdir()
+             if path.is_dir() and (path / "__init__.py").exists()}
+    assert rooms == set(MAY_IMPORT)
