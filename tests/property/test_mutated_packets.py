@@ -35,6 +35,7 @@ import pytest
 from hypothesis import assume, event, given
 from hypothesis import strategies as st
 from packet_mutants import (
+    ARRIVAL_SHIFTS,
     ENTRY,
     EditSample,
     Inventory,
@@ -264,7 +265,7 @@ ARRIVAL_RULE = "observation.events.arrival-positive"
 def test_moved_arrival_times_export_the_recomputed_metric(template, data):
     inv = template.inventories["baseline"]
     sidecars = st.sampled_from(inv.of_kind("/observation.json")).map(lambda facts: facts.path)
-    shifts = data.draw(st.lists(st.builds(ShiftArrivals, sidecars, st.integers(-3_000_000, 60_000_000)),
+    shifts = data.draw(st.lists(st.builds(ShiftArrivals, sidecars, ARRIVAL_SHIFTS),
                                 min_size=1, max_size=MAX_STACKED_EDITS,
                                 unique_by=lambda shift: shift.file), label="shifts")
     with template.copy() as (baseline, candidate, work):
