@@ -42,6 +42,8 @@ from flarespec.loaders.files import FileStore
 from flarespec.loaders.limits import gc_paused
 
 INTERNAL_ERROR = "engine.internal-error"
+# loaders that do not read their file whole: it is hashed by a streamed read instead
+_NOT_READ_WHOLE = ("bytes", "directory")
 METRIC_UNAVAILABLE = "metric.unavailable"
 
 
@@ -173,6 +175,14 @@ class Evaluation:
         self._leaves = set(spec.iterations) - {it.parent for it in spec.iterations.values()} \
             - {document.each for document in spec.documents.values()}
         self._unresolved: set[tuple] = set()  # (iteration, parent key) already reported
+        # path -> the first document that reads it whole; of those paths, the ones read
+        # already; and what a document's loader gave (or raised) when its file was read
+        # early for a digest, kept for the document (see digest)
+        self._whole_paths: dict[str, Any] = {}
+        self._read: set[str] = set()
+        self._parsed_ahead: dict[str, tuple[Any, Any]] = {}
+        # the elements of a pinned iteration, per (iteration, ancestor bindings): see pin
+        self._siblings: dict[tuple, tuple[tuple, list[dict]]] = {}
 
     # ------------------------------------------------------------------ public
     @gc_paused
@@ -191,6 +201,8 @@ class Evaluation:
         if self.report.ok and self.spec.metric is not None:
             self._compute_metric()
         self._scopes.clear()  # bindings refer back to this evaluation: free them now
+        self._siblings.clear()
+        self._parsed_ahead.clear()
         return self.report
 
     @property
@@ -242,6 +254,8 @@ class Evaluation:
                             scope=scope)
             path = None
         self._paths[key] = path
+        if path is not None and document.loader not in _NOT_READ_WHOLE:
+            self._whole_paths.setdefault(path, document)
         return path
 
     def document(self, name: str, scope: dict) -> _Loaded:
@@ -272,9 +286,7 @@ class Evaluation:
             if document.loader == "bytes":
                 head = int(document.options.get("head_bytes", 64))
                 return _Loaded(load_bytes_head(self.store, path, head), path)
-            data = self.store.read_bytes(path)
-            loaded = _Loaded(LOADERS[document.loader](data, document.options), path,
-                             loader=document.loader)
+            loaded = _Loaded(self._parsed(document, path), path, loader=document.loader)
             self._by_path.setdefault(path, loaded)
             return loaded
         except LoadError as error:
@@ -288,6 +300,19 @@ class Evaluation:
                             f"cannot read ({error.strerror or error})", path, None,
                             scope=scope)
         return _Loaded(None, path, failed=True)
+
+    def _parsed(self, document, path: str):
+        """The document's value: parsed now, or when its file was read early for a digest
+        (then whatever the loader raised is raised now, where the document is loaded, so
+        violations keep their order)."""
+        ahead = self._parsed_ahead.get(path)
+        if ahead is not None and ahead[0] is document:
+            del self._parsed_ahead[path]
+            if isinstance(ahead[1], Exception):
+                raise ahead[1]
+            return ahead[1]
+        self._read.add(path)
+        return LOADERS[document.loader](self.store.read_bytes(path), document.options)
 
     def _load_all_documents(self) -> None:
         """Touch every document instance so that none escapes unchecked and all are hashed."""
@@ -313,6 +338,22 @@ class Evaluation:
         return paths
 
     def digest(self, path: str) -> str | None:
+        """The file's SHA-256, or None when it cannot be read. A file that a document will
+        parse, asked for before that document is loaded (a manifest of digests is checked
+        first), is read whole and parsed here, and the outcome kept for the document: every
+        file is read once and hashed from the bytes that are parsed. Parsed, not kept as
+        bytes: the documents stay loaded for the whole run anyway, so the peak is the same,
+        where raw bytes waiting for their loader would add the packet's size to it. A
+        file that cannot be read whole gets the streamed hash, as a file no document
+        parses does, and its document reports the problem where it always did."""
+        document = self._whole_paths.get(path)
+        if document is not None and path not in self._read:
+            self._read.add(path)
+            try:
+                outcome = LOADERS[document.loader](self.store.read_bytes(path), document.options)
+            except Exception as problem:  # raised again where the document is loaded
+                outcome = problem
+            self._parsed_ahead[path] = (document, outcome)
         try:
             return self.store.sha256(path)
         except (LoadError, OSError):
@@ -448,7 +489,7 @@ class Evaluation:
             ancestors = iteration.chain[:-1]
             if any(ancestor not in scope for ancestor in ancestors):
                 raise Unresolvable(f"{name} cannot be pinned here: its parent is not bound")
-            siblings = self._children(iteration, {a: scope[a] for a in ancestors})
+            siblings = self._siblings_of(iteration, {a: scope[a] for a in ancestors})
             if index in ("previous", "next"):
                 if name not in scope:
                     raise Unresolvable(f"{name} is not bound, so it has no {index} element")
@@ -461,6 +502,18 @@ class Evaluation:
                     if name not in self.spec.iterations[key].chain}
             scope = {**kept, **siblings[index]}
         return scope
+
+    def _siblings_of(self, iteration, parent: dict) -> list[dict]:
+        """The elements of ``iteration`` under ``parent``, made once per parent: a rule
+        pinned to ``previous`` asks for them once per element, which would otherwise
+        rebuild the list each time (quadratic). Keyed by the parent bindings' identity;
+        the entry keeps them alive so an id is never reused while cached."""
+        bindings = tuple(parent.values())
+        key = (iteration.name, *map(id, bindings))
+        cached = self._siblings.get(key)
+        if cached is None:
+            cached = self._siblings[key] = (bindings, self._children(iteration, parent))
+        return cached[1]
 
     @staticmethod
     def _label(scope: dict) -> str | None:

@@ -13,7 +13,10 @@ path: whoever reports the error names the file already. Messages about the path 
 
 Hashes are cached twice: per store by real path (a file is hashed at most once per store),
 and per process by (real path, device, inode, size, mtime) so validating the same packet
-twice in one process -- e.g. a packet compared with itself -- hashes each file once.
+twice in one process -- e.g. a packet compared with itself -- hashes each file once. A file
+read whole is hashed from the very bytes returned, so a caller that reads a file before
+asking for its digest never reads it twice. A checked relative path's real path is worked
+out once per store (a store lives for one validation).
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ class FileStore:
         self.root = Path(real)
         self._inside_prefix = real if real.endswith(os.sep) else real + os.sep
         self._hashes: dict[str, str] = {}  # real path -> sha256 hex, for this store
+        self._reals: dict[str, str] = {}   # checked relative path -> real path, for this store
         self.hash_count = 0                # files actually hashed by this store (cache misses)
 
     # ------------------------------------------------------------------ paths
@@ -93,10 +97,14 @@ class FileStore:
     def _resolve(self, rel: str, kind: str) -> tuple[str, os.stat_result]:
         if kind not in ("file", "dir"):
             raise ValueError(f"kind must be 'file' or 'dir', not {kind!r}")
-        self.check_relative(rel)
-        real = os.path.realpath(os.path.join(self.root, rel))
-        if not real.startswith(self._inside_prefix) and real != str(self.root):
-            raise LoadError("path-escape", f"path {rel!r} resolves outside the root (to {real})")
+        real = self._reals.get(rel) if isinstance(rel, str) else None
+        if real is None:
+            self.check_relative(rel)
+            real = os.path.realpath(os.path.join(self.root, rel))
+            if not real.startswith(self._inside_prefix) and real != str(self.root):
+                raise LoadError("path-escape",
+                                f"path {rel!r} resolves outside the root (to {real})")
+            self._reals[rel] = real
         st = _stat(real)  # stat, never open: opening a FIFO could block
         if kind == "file" and not stat.S_ISREG(st.st_mode):
             raise LoadError("not-regular-file", f"is not a regular file ({_describe(st)})")
@@ -120,8 +128,12 @@ class FileStore:
         if len(data) > limit:
             raise too_large("file")
         if real not in self._hashes:
-            self.hash_count += 1
-            self._remember(real, hashlib.sha256(data).hexdigest(), before, after)
+            known = _process_hashes.get((real, *_identity(before))) \
+                if _identity(before) == _identity(after) else None
+            if known is None:
+                self.hash_count += 1
+                known = hashlib.sha256(data).hexdigest()
+            self._remember(real, known, before, after)
         return data
 
     def read_head(self, rel: str, n: int) -> bytes:
