@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -11,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from packet_tree import tree_digest
 from receipt_checks import all_keys
 
 CLI = (sys.executable, "-m", "flarespec")
@@ -59,18 +59,6 @@ def run_trial(a: Path, b: Path, results: Path) -> dict:
     complete = baseline is not None and candidate is not None and validation == 0
     return {"baseline": baseline, "candidate": candidate, "validation_exit": validation,
             "verdict": "COMPARED" if complete else "INCONCLUSIVE"}
-
-
-def tree_digests(root: Path) -> dict[str, str]:
-    digests = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_symlink():
-            digests[str(path)] = "symlink:" + os.readlink(path)
-        elif path.is_file():
-            digests[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
-        else:
-            digests[str(path)] = "dir"
-    return digests
 
 
 def independent_ttft_median(packet_json: Path) -> float:
@@ -122,19 +110,19 @@ def test_incomplete_peer_gives_no_metric_and_an_inconclusive_trial(packet_pair, 
 
 def test_commands_leave_every_packet_byte_identical(packet_pair, tmp_path):
     a, b = packet_pair
-    before = tree_digests(a.parent.parent)
+    before = tree_digest(a.parent.parent)
     run_trial(a, b, tmp_path / "results")
     run_trial(a, a, tmp_path / "self")
-    assert tree_digests(a.parent.parent) == before
+    assert tree_digest(a.parent.parent) == before
 
 
 def test_rejected_packet_is_left_byte_identical(packet_pair, tmp_path):
     a, b = packet_pair
     (a.parent / "corpus.json").write_text("{\"name\": 1, \"name\": 2}")
-    before = tree_digests(a.parent.parent)
+    before = tree_digest(a.parent.parent)
     trial = run_trial(a, b, tmp_path / "results")
     assert trial["verdict"] == "INCONCLUSIVE"
-    assert tree_digests(a.parent.parent) == before
+    assert tree_digest(a.parent.parent) == before
 
 
 def test_wrong_command_line_exits_2_without_a_receipt(tmp_path):
@@ -147,14 +135,14 @@ def test_wrong_command_line_exits_2_without_a_receipt(tmp_path):
 
 def test_output_inside_a_packet_root_is_refused_and_nothing_is_written(packet_pair):
     a, b = packet_pair
-    before = tree_digests(a.parent.parent)
+    before = tree_digest(a.parent.parent)
     for inside in (a.parent / "receipt.json", b.parent / "run" / "r.json"):
         completed = subprocess.run([*CLI, "measure", "--packet", str(a), "--peer", str(b),
                                     "--output", str(inside)], capture_output=True, text=True)
         assert completed.returncode == 2
         assert "inside the packet root" in completed.stderr
         assert "Traceback" not in completed.stderr
-    assert tree_digests(a.parent.parent) == before
+    assert tree_digest(a.parent.parent) == before
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
@@ -162,12 +150,12 @@ def test_output_through_a_symlink_into_a_packet_root_is_refused(packet_pair, tmp
     a, b = packet_pair
     link = tmp_path / "sneaky"
     link.symlink_to(a.parent, target_is_directory=True)
-    before = tree_digests(a.parent.parent)
+    before = tree_digest(a.parent.parent)
     completed = subprocess.run([*CLI, "measure", "--packet", str(a), "--peer", str(b),
                                 "--output", str(link / "receipt.json")],
                                capture_output=True, text=True)
     assert completed.returncode == 2
-    assert tree_digests(a.parent.parent) == before
+    assert tree_digest(a.parent.parent) == before
 
 
 def test_an_unreadable_entry_file_gives_rejection_receipts_not_a_crash(packet_pair, tmp_path):

@@ -16,18 +16,16 @@ the library's writer and mutation helpers, never on another test module:
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
-import os
 import re
 import statistics
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
 
+from packet_tree import tree_digest  # noqa: F401 (re-exported for the tests)
 from flarespec.fixtures.mutations import parse_sse_blocks
 from flarespec.fixtures.writers import dump_json
 
@@ -380,23 +378,6 @@ def mutation(draw, inv: Inventory, strict: bool) -> Mutation:
 
 
 # ------------------------------------------------------------------------ oracles
-
-
-def tree_digest(root: Path) -> str:
-    """SHA-256 over every entry below ``root``: path, type and mode, file bytes, link text."""
-    digest = hashlib.sha256()
-    for directory, names, files in os.walk(root):
-        names.sort()
-        for name in sorted(names + files):
-            path = os.path.join(directory, name)
-            info = os.lstat(path)
-            digest.update(f"{os.path.relpath(path, root)}\0{info.st_mode:o}\0".encode())
-            if stat.S_ISREG(info.st_mode):
-                with open(path, "rb") as handle:
-                    digest.update(hashlib.sha256(handle.read()).digest())
-            elif stat.S_ISLNK(info.st_mode):
-                digest.update(os.readlink(path).encode())
-    return digest.hexdigest()
 
 
 def _read(path: Path) -> Any:

@@ -14,7 +14,6 @@ Hostile SPEC cases (defect 13) live with the spec tests, not here.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import resource
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from packet_tree import tree_digest  # noqa: F401 (re-exported for the tests)
 from flarespec.fixtures.mutations import (
     prom_append,
     prom_set,
@@ -461,25 +461,6 @@ def measure_args(case: Case) -> list[str]:
 
 
 # ------------------------------------------------------------------------ oracles
-
-
-def tree_digest(root: Path) -> str:
-    """SHA-256 over every entry below ``root``: path, type and mode, file bytes, link text
-    (a copy of tests/property's, so that the two suites do not import each other)."""
-    digest = hashlib.sha256()
-    for directory, names, files in os.walk(root):
-        names.sort()
-        for name in sorted(names + files):
-            path = os.path.join(directory, name)
-            info = os.lstat(path)
-            digest.update(f"{os.path.relpath(path, root)}\0{info.st_mode:o}\0".encode())
-            if stat.S_ISREG(info.st_mode):
-                with open(path, "rb") as handle:
-                    for block in iter(lambda: handle.read(1 << 20), b""):
-                        digest.update(block)
-            elif stat.S_ISLNK(info.st_mode):
-                digest.update(os.readlink(path).encode())
-    return digest.hexdigest()
 
 
 def output_state(output: Path) -> tuple:
