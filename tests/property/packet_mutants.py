@@ -26,6 +26,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from packet_tree import tree_digest  # noqa: F401 (re-exported for the tests)
+from flarespec.fixtures.check import describe  # noqa: F401 (re-exported for the tests)
 from flarespec.fixtures.mutations import parse_sse_blocks
 from flarespec.fixtures.writers import dump_json
 
@@ -444,12 +445,3 @@ def leaks(receipt: dict, forbidden: set) -> list[str]:
         elif isinstance(node, str) and any(re.search(rf"(?<!\d){n}(?!\d)", node) for n in integers):
             found.append(f"{at} (text)")
     return found
-
-
-def describe(receipt: dict) -> str:
-    """The receipt's verdict and violations, one per line, for assertion messages."""
-    lines = [f"status {receipt.get('status')!r}"]
-    for v in receipt.get("violations", []):
-        lines.append(f"  {v.get('packet')}: {v.get('rule')} {v.get('file')} @ {v.get('location')}: "
-                     f"{str(v.get('message'))[:160]}")
-    return "\n".join(lines)
