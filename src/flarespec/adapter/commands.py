@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flarespec.adapter import parallel
 from flarespec.adapter import receipt as receipts
 from flarespec.adapter.receipt import OutputRefused, ReceiptUnwritable
 from flarespec.adapter.select import SPEC_INVALID, bundled_specs, select_spec
@@ -100,16 +101,30 @@ def choose_spec(entry: Path, spec_path: str | Path | None
 def validate_packet(entry: str | Path, role: str, spec_path: str | Path | None = None
                     ) -> PacketResult:
     """Select the spec (or compile ``spec_path``) and validate one packet in full."""
+    chosen = _chosen(entry, role, spec_path)
+    return chosen if chosen.spec is None else _evaluated(chosen)
+
+
+def _chosen(entry: str | Path, role: str, spec_path) -> PacketResult:
+    """The packet with its spec chosen and nothing validated yet (an empty report), or,
+    when no spec can be chosen, its final result."""
     entry = Path(entry)
     spec, selection = choose_spec(entry, spec_path)
-    if spec is None:
-        return PacketResult(role, entry, None, Report("none"), selection)
+    return PacketResult(role, entry, spec, Report(spec.id if spec else "none"), selection)
+
+
+def _evaluated(chosen: PacketResult) -> PacketResult:
+    return PacketResult(chosen.role, chosen.entry, chosen.spec,
+                        _run_evaluation(chosen.spec, chosen.entry))
+
+
+def _run_evaluation(spec: CompiledSpec, entry: Path) -> Report:
     try:
-        report = Evaluation(spec, entry).run()
+        return Evaluation(spec, entry).run()
     except Exception as bug:  # never a traceback, never a metric
         report = Report(spec.id)
         report.add(internal_error(bug, "while validating"))
-    return PacketResult(role, entry, spec, report)
+        return report
 
 
 def same_packet(first: str | Path, second: str | Path) -> bool:
@@ -175,9 +190,29 @@ def _validate_both(first: str | Path, second: str | Path, roles: tuple[str, str]
                    ) -> tuple[Path, PacketResult, PacketResult, list[Violation]]:
     """Refuse a bad output first, then validate both packets (once if they are the same)."""
     target = receipts.check_output(output, first, second)
-    one = validate_packet(first, roles[0], spec_path)
-    two = one if same_packet(first, second) else validate_packet(second, roles[1], spec_path)
+    if same_packet(first, second):
+        one = two = validate_packet(first, roles[0], spec_path)
+    else:
+        one, two = _validate_two(_chosen(first, roles[0], spec_path),
+                                 _chosen(second, roles[1], spec_path))
     return target, one, two, _pair_violations(one, two, peer_check=peer_check)
+
+
+def _validate_two(one: PacketResult, two: PacketResult) -> tuple[PacketResult, PacketResult]:
+    """Both packets validated: the second in a forked worker while this process validates
+    the first, when two cores are there to use (``FLARESPEC_JOBS``, see parallel.py)."""
+    if one.spec is None or two.spec is None or not parallel.enabled():
+        return (_evaluated(one) if one.spec else one), (_evaluated(two) if two.spec else two)
+    worker = parallel.start(_run_evaluation, two.spec, two.entry)
+    first = _evaluated(one)
+    report = parallel.result(worker, lambda bug: _failed_report(two.spec, bug))
+    return first, PacketResult(two.role, two.entry, two.spec, report)
+
+
+def _failed_report(spec: CompiledSpec, problem: BaseException) -> Report:
+    report = Report(spec.id)
+    report.add(internal_error(problem, "in the worker validating this packet"))
+    return report
 
 
 def _finish(target: Path, receipt_of, one: PacketResult, two: PacketResult,
