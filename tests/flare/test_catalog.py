@@ -8,6 +8,9 @@ invariant, present exactly when the peer is a packet of its own and is invalid).
 accepted case must exit 0 and export the delivery TTFT recomputed here (the oracle below),
 independently of the validator, from the sidecars.
 
+Every case is measured a second time with the pass plans off (the reporting path alone,
+engine/plans.py): the receipts must be equal, so a pass plan never hides a violation.
+
 Cases with ``known_issue`` state the correct expectation for a validator bug that is not
 fixed yet: they run as strict expected failures.
 """
@@ -18,6 +21,7 @@ import json
 import re
 import statistics
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -25,6 +29,7 @@ import pytest
 from flarespec.adapter import commands
 from flarespec.adapter.commands import measure
 from flarespec.adapter.select import bundled_specs
+from flarespec.engine.evaluate import Evaluation
 from flarespec.fixtures.catalog import TemplateCache, build_case, load_catalog
 from flarespec.fixtures.check import INTERNAL_ERROR, describe, judge, metric_key
 
@@ -123,12 +128,16 @@ def _param(case):
 
 
 @pytest.mark.parametrize("case", [_param(case) for case in CASES])
-def test_case(case, spec, templates, tmp_path):
+def test_case(case, spec, templates, tmp_path, monkeypatch):
     packet, peer = build_case(case, tmp_path / "case", spec, templates)
     output = tmp_path / "out" / "receipt.json"
     outcome = measure(packet, peer, output)
     receipt = outcome.receipt
     assert json.loads(output.read_bytes()) == receipt, "the written receipt is not the returned one"
+    # the pass plans only ever say "passes": the reporting path alone writes the same receipt
+    monkeypatch.setattr(commands, "Evaluation", partial(Evaluation, pass_checks=False))
+    reporting_only = measure(packet, peer, tmp_path / "out" / "reporting-only.json")
+    assert reporting_only.receipt == receipt, "pass plans changed the receipt"
     problems = judge(case, receipt, outcome.exit_code, packet, peer, metric_key=metric_key(spec),
                      oracle=FlareOracle())
     assert not problems, f"{case.name}: " + "\n  ".join(problems) + "\n" + describe(receipt)

@@ -87,3 +87,28 @@ def test_jobs_follows_the_variable(setting, expected, monkeypatch):
 def test_jobs_ignores_a_setting_that_is_no_positive_integer(setting, monkeypatch):
     monkeypatch.setenv(parallel.JOBS_VARIABLE, setting)
     assert parallel.jobs() == len(os.sched_getaffinity(0))
+
+
+def _nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _depth(value) -> int:
+    depth = 0
+    while value:
+        value, depth = value[0], depth + 1
+    return depth
+
+
+def test_a_result_nested_deeper_than_pickle_recurses_comes_back_whole():
+    """A report may quote a value nested as deep as the JSON parser goes; pickling it with
+    the default recursion limit fails (the hostile deep-source case did), so the worker
+    pickles it with a larger stack."""
+    with pytest.raises(RecursionError):
+        import pickle
+        pickle.dumps(_nested(5000))
+    worker = parallel.start(_nested, 5000)
+    assert _depth(parallel.result(worker, lambda problem: problem)) == 5000

@@ -16,6 +16,8 @@ measured baseline, or its peer.
     here; an arrival moved to 0 or below is rejected by the arrival rule alone.
 (c) A required idle sample whose value holds a non-ASCII digit is rejected by a snapshot
     rule (issue 6 defect 5: the exposition grammar is ASCII).
+(b) also measures every example a second time with the pass plans off (the reporting path
+alone): the receipts must be equal.
 Always: the packet trees are byte-identical afterwards and the written receipt is the
 returned one. Example counts: the hypothesis profile (tests/conftest.py, docs/testing.md).
 """
@@ -29,6 +31,7 @@ import tempfile
 import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -53,6 +56,7 @@ from packet_mutants import (
 from flarespec.adapter import commands
 from flarespec.adapter.commands import measure
 from flarespec.adapter.select import bundled_specs
+from flarespec.engine.evaluate import Evaluation
 from flarespec.fixtures.mutations import MutationError, refresh_digests
 from flarespec.fixtures.writers import write_pair
 
@@ -209,6 +213,7 @@ def test_an_edit_with_refreshed_digests_passes_correctly_or_is_rejected(template
         assume(_apply_stack(mutated.parent, edits))
         outcome, errors, report = _measure_checked(baseline, candidate, role, work)
         event(f"exit {outcome.exit_code}")  # --hypothesis-show-statistics: how many passed
+        _assert_reporting_path_agrees(outcome, baseline, candidate, role, work)
         if outcome.exit_code == 0:
             receipt = outcome.receipt
             assert receipt["status"] == "pass" and receipt["violations"] == [], report
@@ -217,6 +222,19 @@ def test_an_edit_with_refreshed_digests_passes_correctly_or_is_rejected(template
         else:
             _assert_rejected_without_metric(outcome, errors, report, baseline, candidate)
             _assert_untouched_packet_is_clean(outcome.receipt, role, report)
+
+
+def _assert_reporting_path_agrees(outcome, baseline: Path, candidate: Path, role: str,
+                                  work: Path) -> None:
+    """The pass plans (engine/plans.py) only ever say "passes": with them off, the
+    reporting path alone writes the same receipt for the same mutated packets."""
+    peer = baseline if role == "self" else candidate
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(commands, "Evaluation", partial(Evaluation, pass_checks=False))
+        reporting_only = measure(baseline, peer, work / "out" / "reporting-only.json")
+    assert reporting_only.receipt == outcome.receipt, (
+        f"pass plans changed the receipt\n{describe(outcome.receipt)}\n"
+        f"reporting path alone:\n{describe(reporting_only.receipt)}")
 
 
 # ------------------------------------------------------------------ (c) sample grammar

@@ -19,11 +19,17 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
 JOBS_VARIABLE = "FLARESPEC_JOBS"
 _CHUNK = 1 << 20
+# for a result nested deeper than the default limit allows to pickle (see _dumps): values
+# come from parsers bounded by the default limit, so 50 times that is far beyond need, and
+# 128 MiB of stack holds it (pickling uses well under 1 KiB of C stack per level)
+_DEEP_RECURSION_LIMIT = 50_000
+_DEEP_STACK_BYTES = 128 << 20
 
 
 class WorkerFailed(Exception):
@@ -66,13 +72,37 @@ def start(function: Callable[..., Any], *args) -> Worker:
 def _serve(writer: int, function: Callable[..., Any], args: tuple) -> None:
     status = 1
     try:
-        payload = pickle.dumps(function(*args), protocol=pickle.HIGHEST_PROTOCOL)
+        payload = _dumps(function(*args))
         view = memoryview(payload)
         while view:
             view = view[os.write(writer, view[:_CHUNK]):]
         status = 0
     finally:  # whatever happened, leave without running the parent's cleanup
         os._exit(status)
+
+
+def _dumps(value: Any) -> bytes:
+    """The pickled result. Pickling recurses once or twice per level of nesting, and a
+    report may quote a value nested as deep as the JSON parser goes (just under the
+    recursion limit): that one is pickled in a thread with a larger stack and limit. The
+    worker exits right after, so nothing else runs under the raised limit."""
+    try:
+        return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    except RecursionError:
+        pass
+    pickled: list[bytes] = []
+
+    def deep() -> None:
+        sys.setrecursionlimit(_DEEP_RECURSION_LIMIT)
+        pickled.append(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+    threading.stack_size(_DEEP_STACK_BYTES)
+    thread = threading.Thread(target=deep)
+    thread.start()
+    thread.join()
+    if not pickled:
+        raise WorkerFailed("the result could not be pickled")
+    return pickled[0]
 
 
 def result(worker: Worker, on_failure: Callable[[BaseException], Any]) -> Any:

@@ -21,7 +21,9 @@ from typing import Any, Iterable, Iterator
 
 from flarespec.engine.hooks import HOOKS
 from flarespec.engine.kinds import Failure, strict_equal
+from flarespec.engine.passes import checks
 from flarespec.engine.paths import Match, child_location
+from flarespec.engine.plans import Planner
 from flarespec.engine.refs import (
     BINDING_METADATA,
     MESSAGE_FIELDS,
@@ -150,9 +152,13 @@ def _matched(found: int) -> str:
 
 
 class Evaluation:
-    def __init__(self, spec, entry_path: str | Path):
+    def __init__(self, spec, entry_path: str | Path, *, pass_checks: bool = True):
+        """``pass_checks=False`` runs every check on the reporting path alone (the tests
+        compare both ways; see passes.py)."""
         entry_path = Path(entry_path)
         self.spec = spec
+        self._pass_checks = pass_checks
+        self._planner = Planner(self) if pass_checks else None
         self.entry_name = entry_path.name
         self.root = entry_path.parent
         self.report = Report(spec.id)
@@ -383,6 +389,28 @@ class Evaluation:
             return ref.jsonpath.find(value, base), file
         return ref.pointer.find(value, self._filler(scope), base), file
 
+    def values(self, ref: Ref, scope: dict) -> list:
+        """The values ``resolve`` would select, without matches or locations (what a
+        passing check and an argument need)."""
+        if ref.pinned:
+            scope = self.pin(scope, ref.pinned)
+        target = ref.target
+        if target == "constants":
+            value = self.spec.constants
+        elif target in scope:
+            binding = scope[target]
+            if ref.metadata:
+                return [getattr(binding, ref.metadata)]
+            value = binding.match.value
+        elif ref.metadata:
+            return [match.value for match in self.resolve(ref, scope)[0]]
+        else:
+            value = self.document(target, scope).value
+        if ref.jsonpath is not None:
+            return ref.jsonpath.values(value)
+        pointer = ref.pointer
+        return pointer.values(value, self._filler(scope) if pointer.dynamic else None)
+
     def _file_of(self, ref: Ref, scope: dict) -> str | None:
         try:
             return self.resolve(ref, scope)[1]
@@ -526,14 +554,14 @@ class Evaluation:
         if self._is_static(arg):
             return arg
         if isinstance(arg, ArgRef):
-            matches, _ = self.resolve(arg.ref, scope)
+            found = self.values(arg.ref, scope)
             if arg.all:
-                return [m.value for m in matches]
-            if len(matches) == 1:
-                return matches[0].value
-            if not matches and arg.has_default:
+                return found
+            if len(found) == 1:
+                return found[0]
+            if not found and arg.has_default:
                 return arg.default
-            raise ArgumentUnresolved(arg.ref, len(matches))
+            raise ArgumentUnresolved(arg.ref, len(found))
         if isinstance(arg, Condition):
             return self.holds(arg, scope)
         if isinstance(arg, ArgTemplate):
@@ -560,6 +588,13 @@ class Evaluation:
         return known
 
     def holds(self, condition: Condition, scope: dict) -> bool:
+        if self._pass_checks:
+            check, collective = checks(condition.kind.name)
+            if check is not None:
+                try:
+                    return self._check_holds(condition, scope, check, collective)
+                except Exception:  # not known (or a problem): the full path says which
+                    pass
         matches, _ = self.resolve(condition.given, scope)
         if not matches and not condition.kind.accepts_empty:
             return False
@@ -568,6 +603,17 @@ class Evaluation:
         if condition.kind.collective:
             return not any(True for _ in condition.kind.function(context, matches, arg))
         return not any(True for m in matches for _ in condition.kind.function(context, m, arg))
+
+    def _check_holds(self, condition: Condition, scope: dict, check, collective: bool) -> bool:
+        """``holds`` by the kind's pass-check: a condition is only ever true or false, so
+        the exact pass-check is its answer (no failure needs wording)."""
+        found = self.values(condition.given, scope)
+        if not found and not condition.kind.accepts_empty:
+            return False
+        arg = self.materialize(condition.arg, scope)
+        if collective:
+            return check(found, arg)
+        return all(check(value, arg) for value in found)
 
     # ------------------------------------------------------------------ rules
     def _apply(self, rule) -> None:
@@ -595,6 +641,8 @@ class Evaluation:
 
     def _apply_once(self, rule, scope: dict) -> bool:
         """Run one rule for one binding; False when something it needs failed to load."""
+        if self._passes(rule, scope):
+            return True
         try:
             if rule.when is not None and not self.holds(rule.when, scope):
                 return True
@@ -618,6 +666,22 @@ class Evaluation:
                             f"internal error in rule {rule.id}: {type(bug).__name__}: {bug}",
                             None, None, scope=scope)
         return True
+
+    def _passes(self, rule, scope: dict) -> bool:
+        """True when the rule is known to pass here by its pass plan (plans.py, passes.py).
+        Anything else (a failure, a kind without a pass-check, any exception on the way)
+        is "not known": the caller runs the rule on the reporting path, which repeats what
+        it needs (documents already loaded or reported stay as they are) and words every
+        violation. So this may only ever say "passes"."""
+        if self._planner is None:
+            return False
+        plan = self._planner.plan(rule)
+        if plan is None:
+            return False
+        try:
+            return plan(scope) is True
+        except Exception:  # not known: the reporting path decides and words it
+            return False
 
     def _apply_assertion(self, rule, scope: dict) -> None:
         matches, file = self.resolve(rule.given, scope)

@@ -19,7 +19,7 @@ is what violations report.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from flarespec.engine.report import shown
@@ -69,7 +69,15 @@ def child_location(base: str, key: Any) -> str:
 
 # --------------------------------------------------------------------------- JSONPath
 
-_ALL = object()
+class _Wildcard:
+    """The ``*`` step of a compiled path; pickled by name, so a cached compiled spec (see
+    flarespec.spec.cache) still holds this very object and ``step is _ALL`` stays true."""
+
+    def __reduce__(self):
+        return "_ALL"
+
+
+_ALL = _Wildcard()
 
 
 class CompiledJsonPath:
@@ -97,6 +105,37 @@ class CompiledJsonPath:
                                  f"apply") from None
             return [Match(datum.value, start.location, tuple(_datum_keys(datum)))
                     for datum in found]
+        return self._walk_matches(start)
+
+    def values(self, value: Any) -> list:
+        """The selected values alone, in the order ``find`` gives them: the walk without
+        the matches (a passing check never needs a location)."""
+        if self._steps is None:
+            return [match.value for match in self.find(value)]
+        current = [value]
+        for step in self._steps:
+            following: list = []
+            for container in current:
+                if step is _ALL:
+                    if isinstance(container, list):
+                        following.extend(container)
+                    elif isinstance(container, dict):
+                        following.extend(container.values())
+                elif isinstance(step, slice):
+                    if isinstance(container, list):
+                        following.extend(container[index]
+                                         for index in range(len(container))[step])
+                elif isinstance(step, int):
+                    if isinstance(container, list) and -len(container) <= step < len(container):
+                        following.append(container[step])
+                elif isinstance(container, dict) and step in container:
+                    following.append(container[step])
+            current = following
+            if not current:
+                break
+        return current
+
+    def _walk_matches(self, start: Match) -> list[Match]:
         current = [start]
         for step in self._steps:
             following: list[Match] = []
@@ -202,16 +241,29 @@ _FILTER_SEGMENT = re.compile(r"^\[([^=\]]+)=(.*)\]$")
 
 @dataclass(frozen=True)
 class Template:
-    """A string with ``{placeholder}`` parts, split once."""
+    """A string with ``{placeholder}`` parts, split once. A template that is all literal, or
+    one placeholder alone (``{item@index}``: most pointer segments), renders without a join."""
 
     source: str
     parts: tuple  # str literals and Placeholder objects, alternating
+    literal: str | None = field(init=False, compare=False, repr=False)
+    single: str | None = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self):
+        placeholders = self.placeholders
+        object.__setattr__(self, "literal", None if placeholders else "".join(self.parts))
+        object.__setattr__(self, "single", placeholders[0]
+                           if len(self.parts) == 1 and placeholders else None)
 
     @property
     def placeholders(self) -> tuple[str, ...]:
         return tuple(p.text for p in self.parts if isinstance(p, _Placeholder))
 
     def render(self, fill: Callable[[str], Any]) -> str:
+        if self.literal is not None:
+            return self.literal
+        if self.single is not None:
+            return str(fill(self.single))
         return "".join(str(fill(p.text)) if isinstance(p, _Placeholder) else p for p in self.parts)
 
 
@@ -251,6 +303,8 @@ class Segment:
 class PointerTemplate:
     source: str
     segments: tuple[Segment, ...]
+    # True when some segment has a placeholder, i.e. ``fill`` is ever called
+    dynamic: bool = field(init=False, compare=False, repr=False)
 
     @property
     def placeholders(self) -> tuple[str, ...]:
@@ -261,43 +315,58 @@ class PointerTemplate:
                 found.extend(segment.filter_value.placeholders)
         return tuple(found)
 
-    def find(self, value: Any, fill: Callable[[str], Any], base: "str | Match" = "$"
+    def __post_init__(self):
+        object.__setattr__(self, "dynamic", bool(self.placeholders))
+
+    def find(self, value: Any, fill: Callable[[str], Any] | None, base: "str | Match" = "$"
              ) -> list[Match]:
         start = base if isinstance(base, Match) else Match(value, base)
         keys: list = list(start._keys)
-        base = start._base
+        found = self._walk(value, fill, keys)
+        return [] if found is _MISSING else [Match(found, start._base, tuple(keys))]
+
+    def values(self, value: Any, fill: Callable[[str], Any] | None) -> list:
+        """The value the pointer names, as a list of one, or []; no match is built."""
+        found = self._walk(value, fill, None)
+        return [] if found is _MISSING else [found]
+
+    def _walk(self, value: Any, fill, keys: list | None) -> Any:
+        """The value at the pointer (``_MISSING`` when nothing is there); the keys walked
+        are appended to ``keys`` unless it is None."""
         for segment in self.segments:
             if segment.filter_value is not None:
                 field_name = segment.key.render(fill)
                 wanted = segment.filter_value.render(fill)
                 if not isinstance(value, list):
-                    return []
-                for index, item in enumerate(value):
+                    return _MISSING
+                for step, item in enumerate(value):
                     if isinstance(item, dict) and item.get(field_name) == wanted:
                         value = item
-                        keys.append(index)
                         break
                 else:
-                    return []
-                continue
-            key = segment.key.render(fill)
-            if isinstance(value, dict):
-                if key not in value:
-                    return []
-                value = value[key]
-                keys.append(key)
-            elif isinstance(value, list):
-                if not _INDEX.fullmatch(key):
-                    return []
-                index = int(key)
-                if not -len(value) <= index < len(value):
-                    return []
-                index %= len(value)
-                value = value[index]
-                keys.append(index)
+                    return _MISSING
             else:
-                return []
-        return [Match(value, base, tuple(keys))]
+                step = segment.key.render(fill)
+                if isinstance(value, dict):
+                    if step not in value:
+                        return _MISSING
+                    value = value[step]
+                elif isinstance(value, list):
+                    if not _INDEX.fullmatch(step):
+                        return _MISSING
+                    index = int(step)
+                    if not -len(value) <= index < len(value):
+                        return _MISSING
+                    step = index % len(value)
+                    value = value[step]
+                else:
+                    return _MISSING
+            if keys is not None:
+                keys.append(step)
+        return value
+
+
+_MISSING = object()
 
 
 def compile_pointer(source: str) -> PointerTemplate:
