@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
@@ -26,6 +28,15 @@ settings.load_profile(os.environ.get(HYPOTHESIS_PROFILE_VARIABLE, "ci"))
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: reads or builds tens of megabytes (deselect: -m 'not slow')")
+    # The compiled-spec cache of the whole run (and of every subprocess, which inherits the
+    # environment) lives in a private directory: the user's ~/.cache is never read or written.
+    config.spec_cache_dir = tempfile.mkdtemp(prefix="flarespec-spec-cache-")
+    os.environ["FLARESPEC_CACHE_DIR"] = config.spec_cache_dir
+
+
+def pytest_unconfigure(config):
+    if getattr(config, "spec_cache_dir", None):
+        shutil.rmtree(config.spec_cache_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

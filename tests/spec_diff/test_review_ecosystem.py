@@ -36,7 +36,7 @@ def parses(argv: list[str]) -> None:
     command: click.Command = main
     while isinstance(command, click.Group):
         name, argv = argv[0], argv[1:]
-        command = command.commands[name]
+        command = command.get_command(click.Context(command), name)
     command.make_context(command.name, list(argv))
 
 

@@ -1,7 +1,8 @@
 """The command line: parse arguments, call the library, print, exit.
 
-Commands stay thin; heavy imports happen inside the command that needs them so that
-``flarespec --help`` starts fast. Exit codes: 0 pass, 2 rejected evidence (with a receipt)
+Commands stay thin; heavy imports happen inside the command that needs them, and the
+``spec`` and ``fixture`` groups are imported only when used (cli/lazy.py), so that
+``flarespec --help`` and ``flarespec measure`` start fast. Exit codes: 0 pass, 2 rejected evidence (with a receipt)
 or no receipt at all: a wrong command line (click's usage errors), a refused output, a
 receipt that cannot be written, an internal error. Never a traceback (``--verbose`` shows
 one for an internal error).
@@ -14,6 +15,8 @@ from typing import NoReturn
 
 import click
 
+from flarespec.cli.lazy import LazyGroup
+
 EXIT_REJECTED = 2
 
 # A packet path is not checked here: a missing, unreadable or non-regular packet.json
@@ -21,7 +24,18 @@ EXIT_REJECTED = 2
 PACKET = click.Path(path_type=str)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# name -> ("module:attribute", summary listed by `flarespec --help` without importing it)
+LAZY_COMMANDS = {
+    "spec": ("flarespec.cli.spec_commands:spec",
+             "Work with specs: the contract as versioned YAML."),
+    "fixture": ("flarespec.cli.fixture_commands:fixture",
+                "Synthetic evidence: complete, valid, deterministic packets (always labelled "
+                "synthetic)."),
+}
+
+
+@click.group(cls=LazyGroup, lazy=LAZY_COMMANDS,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="flarespec", prog_name="flarespec")
 def main():
     """flarespec: validate captured evidence offline against declarative YAML specs.
@@ -144,10 +158,3 @@ def demo(directory):
     from flarespec.cli.demo import run_demo
 
     sys.exit(run_demo(directory))
-
-
-from flarespec.cli.fixture_commands import fixture  # noqa: E402
-from flarespec.cli.spec_commands import spec  # noqa: E402
-
-main.add_command(spec)
-main.add_command(fixture)

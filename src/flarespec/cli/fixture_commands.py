@@ -4,6 +4,15 @@ from __future__ import annotations
 
 import click
 
+from flarespec.cli.lazy import LazyGroup
+
+# name -> ("module:attribute", summary listed by `flarespec fixture --help` without importing it)
+LAZY_COMMANDS = {
+    "check": ("flarespec.cli.spec_test_command:fixture_check",
+              "Alias of `flarespec spec test` (same options, same code)."),
+}
+
+
 def open_for_writing(spec_ref: str | None):
     """The compiled spec to write packets for (default: ``writers.default_spec``), checked
     against its writer's declaration; a problem is a usage error naming ``--spec``."""
@@ -63,7 +72,7 @@ class _WithWriterOptions(click.Command):
         return super().get_params(ctx)
 
 
-@click.group()
+@click.group(cls=LazyGroup, lazy=LAZY_COMMANDS)
 def fixture():
     """Synthetic evidence: complete, valid, deterministic packets (always labelled synthetic)."""
 
@@ -100,7 +109,3 @@ def write(directory, spec_ref, pair, **options):
     except FileExistsError as problem:
         raise click.ClickException(f"{problem} (choose an empty or new directory)") from None
 
-
-from flarespec.cli.spec_test_command import fixture_check  # noqa: E402  (alias of `spec test`)
-
-fixture.add_command(fixture_check)

@@ -7,6 +7,23 @@ import sys
 
 import click
 
+from flarespec.cli.lazy import LazyGroup
+
+# name -> ("module:attribute", summary listed by `flarespec spec --help` without importing it)
+LAZY_COMMANDS = {
+    "diff": ("flarespec.cli.diff_command:diff",
+             "Show what changed between two specs, field by field, classed by what it does "
+             "to the set of accepted inputs: tightening, loosening, review (undecidable: the "
+             "reason is given) or neutral (wording)."),
+    "impact": ("flarespec.cli.diff_command:impact",
+               "Run OLD and NEW over stored inputs and show whose verdict flips, and why."),
+    "test": ("flarespec.cli.spec_test_command:spec_test",
+             "Run the cases of each SPEC (bundled id or file; default: every bundled spec "
+             "that has a catalog) and check them strictly."),
+    "new": ("flarespec.cli.spec_new_command:spec_new",
+            "Scaffold a child of the spec FROM (bundled id or file) for REVISION."),
+}
+
 
 def _open(spec_ref: str):
     """The resolved spec (bundled id or file); a problem is printed, exit 2."""
@@ -20,7 +37,7 @@ def _open(spec_ref: str):
         sys.exit(2)
 
 
-@click.group()
+@click.group(cls=LazyGroup, lazy=LAZY_COMMANDS)
 def spec():
     """Work with specs: the contract as versioned YAML.
 
@@ -89,14 +106,3 @@ def lint(spec_refs, fmt, strict):
     failed = any(r.errors or (strict and r.warnings) for r in results)
     sys.exit(2 if failed else 0)
 
-
-from flarespec.cli.diff_command import diff, impact  # noqa: E402
-
-spec.add_command(diff)
-spec.add_command(impact)
-from flarespec.cli.spec_test_command import spec_test  # noqa: E402
-
-spec.add_command(spec_test)
-from flarespec.cli.spec_new_command import spec_new  # noqa: E402
-
-spec.add_command(spec_new)

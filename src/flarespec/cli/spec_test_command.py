@@ -191,8 +191,7 @@ def spec_test(spec_refs, pattern, catalogs, coverage, fmt, output):
     run_spec_tests(spec_refs, pattern, catalogs, coverage, fmt, output)
 
 
-@click.command("check", help="Alias of `flarespec spec test` (same options, same code).\n\n" + HELP,
-               short_help="Alias of `flarespec spec test`.")
+@click.command("check", help="Alias of `flarespec spec test` (same options, same code).\n\n" + HELP)
 @_options
 def fixture_check(spec_refs, pattern, catalogs, coverage, fmt, output):
     run_spec_tests(spec_refs, pattern, catalogs, coverage, fmt, output)

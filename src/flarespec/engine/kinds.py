@@ -49,8 +49,19 @@ class Kind:
     # checks the argument's shape at spec load: (arg, document names) -> problem or None
     check: Callable[[Any, set], str | None]
 
+    def __reduce__(self):
+        """Pickled by name (a compiled spec is cached as a pickle): unpickling yields the
+        registered kind itself, so a cached spec runs exactly the code of this process and
+        no function (some are closures) is pickled."""
+        return registered_kind, (self.name,)
+
 
 KINDS: dict[str, Kind] = {}
+
+
+def registered_kind(name: str) -> Kind:
+    """The kind registered under ``name`` (how a pickled Kind is restored)."""
+    return KINDS[name]
 
 
 def assertion(name: str, *, collective: bool = False, accepts_empty: bool = False,

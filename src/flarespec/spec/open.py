@@ -2,24 +2,32 @@
 
 ``open_spec`` resolves (``extends`` applied, constants substituted); ``open_compiled``
 compiles too and caches the result, so a command that validates two packets, or a test run,
-reads and compiles each spec once. A reference that is neither an existing path nor a
-bundled id is a ``spec.unknown`` issue that lists the bundled ids and the closest one.
+reads and compiles each spec once. Across processes, compiled specs are kept in the user
+cache directory (flarespec.spec.cache): the bundled specs as one entry keyed by every
+bundled file's digest, a spec file by its own digest, the bundled files' and, as witnesses,
+its parents'. A reference that is neither an existing path nor a bundled id is a
+``spec.unknown`` issue that lists the bundled ids and the closest one.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
+from flarespec.spec import cache
 from flarespec.spec.compile import CompiledSpec, compile_spec
 from flarespec.spec.errors import SpecInvalid, SpecIssue, did_you_mean
-from flarespec.spec.load import SpecLibrary
+from flarespec.spec.load import SpecLibrary, bundled_spec_dir
 from flarespec.spec.resolve import ResolvedSpec, resolve
 
 UNKNOWN_SPEC = "spec.unknown"
 
+BUNDLED_ENTRY = "bundled.pickle"
+
 _compiled: dict[tuple, CompiledSpec] = {}
 _bundled_library: SpecLibrary | None = None
+_bundled_specs: list[CompiledSpec] | None = None
 
 
 def bundled_library() -> SpecLibrary:
@@ -49,15 +57,18 @@ def open_spec(ref: str | Path) -> ResolvedSpec:
 
 
 def open_compiled(ref: str | Path) -> CompiledSpec:
-    """``open_spec`` compiled, cached by file (real path and mtime) or by bundled id and
-    digest."""
+    """``open_spec`` compiled, kept in memory by file (real path and mtime) or bundled id,
+    and across processes in the compiled-spec cache."""
     if is_path(ref):
         # realpath, unlike resolve(), leaves a symlink loop as it is: read_spec_file reports it
         path = Path(os.path.realpath(ref))
         key = ("file", str(path), path.stat().st_mtime_ns if path.exists() else 0)
         if key not in _compiled:
-            _compiled[key] = compile_spec(open_spec(path))
+            _compiled[key] = _compiled_file(path)
         return _compiled[key]
+    found = _bundled_by_id(str(ref))
+    if found is not None:
+        return found
     library = bundled_library()
     spec_file = library.get(str(ref))
     if spec_file is None:
@@ -66,9 +77,20 @@ def open_compiled(ref: str | Path) -> CompiledSpec:
 
 
 def bundled_compiled(library: SpecLibrary | None = None) -> list[CompiledSpec]:
-    """Every spec of the library (default: the bundled specs), compiled once per process."""
-    library = library or bundled_library()
+    """Every spec of the library (default: the bundled specs), compiled once per process
+    (the bundled specs through the compiled-spec cache)."""
+    if library is None or library is _bundled_library:
+        return list(_bundled_set())
     return [_compiled_bundled(spec_file, library) for spec_file in library.all()]
+
+
+def _bundled_by_id(spec_id: str) -> CompiledSpec | None:
+    """The bundled spec with this id from the compiled set (the cache), or None: not there,
+    or some bundled spec does not compile (the library then says what is wrong)."""
+    try:
+        return next((spec for spec in _bundled_set() if spec.id == spec_id), None)
+    except SpecInvalid:  # a broken bundled spec must not stop another one from opening
+        return None
 
 
 def _compiled_bundled(spec_file, library: SpecLibrary) -> CompiledSpec:
@@ -78,10 +100,89 @@ def _compiled_bundled(spec_file, library: SpecLibrary) -> CompiledSpec:
     return _compiled[key]
 
 
+def _bundled_set() -> list[CompiledSpec]:
+    """The bundled specs compiled: from the cache when every bundled file is unchanged
+    (no YAML is parsed then), else compiled (and stored)."""
+    global _bundled_specs
+    if _bundled_specs is None:
+        _bundled_specs = _cached_bundled_set() if cache.enabled() else _compile_bundled_set()
+    return _bundled_specs
+
+
+def _compile_bundled_set() -> list[CompiledSpec]:
+    library = bundled_library()
+    return [_compiled_bundled(spec_file, library) for spec_file in library.all()]
+
+
+def _cached_bundled_set() -> list[CompiledSpec]:
+    files = _bundled_files()
+    entry_key = cache.key(BUNDLED_ENTRY, *_inputs(files))
+    specs = cache.load(BUNDLED_ENTRY, entry_key, _all_compiled) if entry_key else None
+    if specs is None:
+        specs = _compile_bundled_set()
+        if entry_key and _read_as_keyed(bundled_library().all(), files):
+            cache.store(BUNDLED_ENTRY, entry_key, specs,
+                        hook_modules=set().union(*(spec.hook_modules for spec in specs)))
+    return specs
+
+
+def _compiled_file(path: Path) -> CompiledSpec:
+    """A spec file compiled, through the cache: keyed by its path and digest and the bundled
+    files' digests (a parent may be bundled); the parents beside it, and each place a parent
+    was looked for beside it, are witnesses checked on load."""
+    own = cache.file_digest(path) if cache.enabled() else None
+    if own in (None, cache.UNREADABLE):  # cache off, or unreadable: compiling reports it
+        return compile_spec(open_spec(path))
+    entry_key = cache.key("file", str(path), own, *_inputs(_bundled_files()))
+    name = f"file-{hashlib.sha256(os.fsencode(path)).hexdigest()[:32]}.pickle"
+    spec = cache.load(name, entry_key, lambda value: isinstance(value, CompiledSpec)) \
+        if entry_key else None
+    if spec is None:
+        library, spec_file = SpecLibrary.for_file(path)
+        spec = compile_spec(resolve(spec_file, library))
+        if entry_key and spec_file.digest == own:
+            cache.store(name, entry_key, spec, _parent_witnesses(spec.resolved, library),
+                        spec.hook_modules)
+    return spec
+
+
+def _bundled_files() -> list[tuple[str, str | None]]:
+    """(path, digest) of every bundled spec file, found as SpecLibrary finds them."""
+    return [(str(path), cache.file_digest(path))
+            for path in sorted(bundled_spec_dir().rglob("*.yaml"))]
+
+
+def _inputs(files: list[tuple[str, str | None]]) -> list[str]:
+    return [f"{path}={digest}" for path, digest in files]
+
+
+def _read_as_keyed(spec_files, files: list[tuple[str, str | None]]) -> bool:
+    """The library compiled the very bytes the key was computed from (no file changed in
+    between), so the entry may be stored under that key."""
+    return {str(spec.path): spec.digest for spec in spec_files} == dict(files)
+
+
+def _all_compiled(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, CompiledSpec) for v in value)
+
+
+def _parent_witnesses(resolved: ResolvedSpec, library: SpecLibrary
+                      ) -> list[tuple[str, str | None]]:
+    """The parent files compiled, and every place beside the spec where a parent was
+    looked for (absent there: None), as (path, digest)."""
+    witnesses = [(str(spec.path), spec.digest) for spec in resolved.chain[1:]]
+    for spec in resolved.chain:
+        candidate = library.sibling_path(spec.data["extends"]) if "extends" in spec.data \
+            else None
+        if candidate is not None:
+            witnesses.append((str(candidate), cache.file_digest(candidate)))
+    return witnesses
+
+
 def check_spec_ref(ref: str) -> None:
     """Raise ``spec.unknown`` now when ``ref`` is neither a path nor a bundled id (for a
     command-line option: a usage error before any work)."""
-    if not is_path(ref):
+    if not is_path(ref) and _bundled_by_id(ref) is None:
         library = bundled_library()
         if library.get(ref) is None:
             raise unknown_spec(ref, library)
