@@ -207,6 +207,7 @@ class Evaluation:
         if self.report.ok and self.spec.metric is not None:
             self._compute_metric()
         self._scopes.clear()  # bindings refer back to this evaluation: free them now
+        self._planner = None  # so do the plans' closures
         self._siblings.clear()
         self._parsed_ahead.clear()
         return self.report
@@ -471,24 +472,35 @@ class Evaluation:
         return list(self._each_child(iteration, parent))
 
     def _each_child(self, iteration, parent: dict) -> Iterator[dict]:
-        try:
-            matches, file = self.resolve(iteration.over, parent)
-        except Unavailable:
+        found = self._elements(iteration, parent)
+        if found is None:
             return
+        matches, file = found
+        for index, match in enumerate(matches):
+            yield self._child(iteration, parent, index, match, file)
+
+    def _child(self, iteration, parent: dict, index: int, match: Match, file) -> dict:
+        scope = dict(parent)
+        scope[iteration.name] = Binding(iteration.name, match, index, file, parent,
+                                        self._render_label)
+        return scope
+
+    def _elements(self, iteration, parent: dict) -> tuple[list[Match], str | None] | None:
+        """The matches an iteration runs over under ``parent`` and their file, or None when
+        they cannot be found (reported once, however often it is iterated)."""
+        try:
+            return self.resolve(iteration.over, parent)
+        except Unavailable:
+            return None
         except Unresolvable as problem:
             reported = (iteration.name, self._key(parent))
-            if reported not in self._unresolved:  # once, however often it is iterated
+            if reported not in self._unresolved:
                 self._unresolved.add(reported)
                 ref_text = self._shown_ref(iteration.over, parent)
                 self._violation(f"iteration.{iteration.name}.unresolved", "error",
                                 f"cannot iterate {iteration.name} over {ref_text}: {problem}",
                                 None, ref_text, scope=parent)
-            return
-        name, render = iteration.name, self._render_label
-        for index, match in enumerate(matches):
-            scope = dict(parent)
-            scope[name] = Binding(name, match, index, file, parent, render)
-            yield scope
+            return None
 
     def _render_label(self, binding: Binding) -> str:
         template = self.spec.iterations[binding.name].label
@@ -618,14 +630,43 @@ class Evaluation:
     # ------------------------------------------------------------------ rules
     def _apply(self, rule) -> None:
         tracked = rule.id in self._failed_at  # another rule requires this one
+        if not tracked and self._by_element(rule):
+            return
+        plan = self._planner.plan(rule) if self._planner is not None else None
         for scope in self._rule_scopes(rule.for_each) if rule.for_each else [{}]:
             if rule.requires and self._required_failed(rule, scope):
                 passed = False  # skipped: its cause is already reported
             else:
                 before = self._emitted
-                passed = self._apply_once(rule, scope) and self._emitted == before
+                passed = (_known_to_pass(plan, scope) or self._apply_once(rule, scope)) \
+                    and self._emitted == before
             if tracked and not passed:
                 self._failed_at[rule.id].add(self._key(scope))
+
+    def _by_element(self, rule) -> bool:
+        """Run a rule over a leaf iteration by its element plan (plans.py), when it has one
+        and needs nothing per element but its verdict: no other rule requires it, and what
+        it requires lies in an enclosing iteration (so it is decided per parent). An element
+        that is not known to pass gets its scope and the reporting path, as always. False
+        when the rule is not run this way."""
+        if self._planner is None or rule.for_each not in self._leaves or any(
+                self._depth[required] >= self._depth[rule.id] for required in rule.requires):
+            return False
+        plan = self._planner.element_plan(rule)
+        if plan is None:
+            return False
+        iteration = self.spec.iterations[rule.for_each]
+        for parent in self.scopes(iteration.parent) if iteration.parent else [{}]:
+            found = self._elements(iteration, parent)
+            if found is None or rule.requires and self._required_failed(rule, parent):
+                continue  # no elements, or all skipped: their cause is already reported
+            matches, file = found
+            element = self._planner.element(parent)
+            for index, match in enumerate(matches):
+                element.index, element.value = index, match.value
+                if not _known_to_pass(plan, element):
+                    self._apply_once(rule, self._child(iteration, parent, index, match, file))
+        return True
 
     @staticmethod
     def _key(scope: dict) -> tuple:
@@ -640,9 +681,8 @@ class Evaluation:
                    for required in rule.requires)
 
     def _apply_once(self, rule, scope: dict) -> bool:
-        """Run one rule for one binding; False when something it needs failed to load."""
-        if self._passes(rule, scope):
-            return True
+        """Run one rule for one binding on the reporting path; False when something it
+        needs failed to load."""
         try:
             if rule.when is not None and not self.holds(rule.when, scope):
                 return True
@@ -666,22 +706,6 @@ class Evaluation:
                             f"internal error in rule {rule.id}: {type(bug).__name__}: {bug}",
                             None, None, scope=scope)
         return True
-
-    def _passes(self, rule, scope: dict) -> bool:
-        """True when the rule is known to pass here by its pass plan (plans.py, passes.py).
-        Anything else (a failure, a kind without a pass-check, any exception on the way)
-        is "not known": the caller runs the rule on the reporting path, which repeats what
-        it needs (documents already loaded or reported stay as they are) and words every
-        violation. So this may only ever say "passes"."""
-        if self._planner is None:
-            return False
-        plan = self._planner.plan(rule)
-        if plan is None:
-            return False
-        try:
-            return plan(scope) is True
-        except Exception:  # not known: the reporting path decides and words it
-            return False
 
     def _apply_assertion(self, rule, scope: dict) -> None:
         matches, file = self.resolve(rule.given, scope)
@@ -900,6 +924,20 @@ class Evaluation:
         self.report.metric = {"key": metric.key, "unit": metric.unit, "value": value,
                               "contract": metric.contract, "samples": result.samples,
                               "details": result.details}
+
+
+def _known_to_pass(plan, scope: dict) -> bool:
+    """True when the rule's pass plan (plans.py) says it passes here. Anything else (a
+    failure, no plan for its kind, any exception on the way) is "not known": the caller
+    runs the rule on the reporting path, which repeats what it needs (documents already
+    loaded or reported stay as they are) and words every violation. So this may only
+    ever say "passes"."""
+    if plan is None:
+        return False
+    try:
+        return plan(scope) is True
+    except Exception:  # not known: the reporting path decides and words it
+        return False
 
 
 class RuleContext:

@@ -4,15 +4,26 @@ A rule runs once per binding, often a million times over a stream. The reporting
 interprets the rule each time: it looks at what kind of reference each argument is, walks
 pointer templates by rendering their placeholders to strings, and builds matches with
 locations. A plan decides all of that once per rule: a reference becomes a getter
-(``scope -> list of values``) specialised for its target and selector, an argument a
-materializer (``scope -> value``), and the rule a function ``scope -> True`` when its
-kind's pass-check (passes.py) holds for every selected value.
+(``x -> list of values``) specialised for its target and selector, an argument a
+materializer (``x -> value``), and the rule a function ``x -> True`` when its kind's
+pass-check (passes.py) holds for every selected value.
+
+Two forms, by what ``x`` is:
+
+* a **scope plan** takes the binding's scope, as the reporting path does;
+* an **element plan**, for a rule over a leaf iteration, takes an ``Element``: the parent
+  scope, the element's index and raw value. The engine then makes no scope and no binding
+  for an element that passes, and each document the rule reads is looked up once per
+  parent rather than once per element (in the order the elements first ask for them, so
+  a document that fails to load is reported exactly where it always was). A rule whose
+  references need more than that (a pin, metadata, a template, another iteration's
+  binding) has no element plan and uses its scope plan.
 
 A plan only ever says "passes". It returns False, or raises, whenever it is not sure,
 and the engine then runs the rule on the reporting path (``Evaluation._apply_once``),
-which does everything again the slow way and words the violations. Anything a getter is
-not specialised for (pins, metadata, ``[key=value]`` pointer segments, JSONPaths the fast
-walker cannot take) goes through ``Evaluation.values``, the general resolver.
+which does everything again the slow way and words the violations. Anything a scope
+plan's getter is not specialised for goes through ``Evaluation.values``, the general
+resolver.
 """
 
 from __future__ import annotations
@@ -23,12 +34,37 @@ from flarespec.engine.passes import checks
 from flarespec.engine.paths import _INDEX, _Placeholder
 from flarespec.engine.refs import ArgRef, ArgTemplate, Condition, Ref
 
-Getter = Callable[[dict], list]
-Plan = Callable[[dict], bool]
+Getter = Callable[[Any], list]
+Plan = Callable[[Any], bool]
+_NOT_BUILT = object()
 
 
 class ArgumentNotSingle(Exception):
     """A single-valued ``{ref}`` argument found no value or several: not known to pass."""
+
+
+class Ineligible(Exception):
+    """This form of plan cannot express the rule (its other form, or the reporting path,
+    takes it)."""
+
+
+class Element:
+    """What an element plan sees of one element of a leaf iteration: its parent scope,
+    index and value, and the documents read so far under that parent. One per parent,
+    updated in place per element (nothing is allocated per element)."""
+
+    __slots__ = ("parent", "index", "value", "_documents", "_document")
+
+    def __init__(self, evaluation, parent: dict):
+        self.parent, self.index, self.value = parent, 0, None
+        self._documents: dict[str, Any] = {}
+        self._document = evaluation.document
+
+    def document(self, name: str) -> Any:
+        value = self._documents.get(name, _NOT_BUILT)
+        if value is _NOT_BUILT:
+            value = self._documents[name] = self._document(name, self.parent).value
+        return value
 
 
 class Planner:
@@ -36,108 +72,144 @@ class Planner:
 
     def __init__(self, evaluation):
         self._evaluation = evaluation
-        self._iterations = set(evaluation.spec.iterations)
-        self._plans: dict[str, Plan | None] = {}
+        self._scope_refs = _ScopeRefs(evaluation)
+        self._plans: dict[tuple, Plan | None] = {}
 
     def plan(self, rule) -> Plan | None:
-        """The rule's plan, or None when its kind has no pass-check (or it is a hook)."""
-        if rule.id not in self._plans:
-            self._plans[rule.id] = self._rule_plan(rule)
-        return self._plans[rule.id]
+        """The rule's scope plan, or None when its kind has no pass-check (or it is a hook)."""
+        key = ("scope", rule.id)
+        if key not in self._plans:
+            self._plans[key] = self._built(rule, self._scope_refs)
+        return self._plans[key]
 
-    def _rule_plan(self, rule) -> Plan | None:
+    def element_plan(self, rule) -> Plan | None:
+        """The element plan of a rule over a leaf iteration, or None when it has none."""
+        key = ("element", rule.id)
+        if key not in self._plans:
+            refs = _ElementRefs(self._evaluation, rule.for_each)
+            self._plans[key] = self._built(rule, refs)
+        return self._plans[key]
+
+    def element(self, parent: dict) -> Element:
+        return Element(self._evaluation, parent)
+
+    def _built(self, rule, refs) -> Plan | None:
         if rule.hook is not None:
             return None
         check, collective = checks(rule.kind.name)
         if check is None:
             return None
-        when = self._condition(rule.when) if rule.when is not None else None
-        given = self.getter(rule.given)
-        arg = self.materializer(rule.arg)
-        empty_passes = rule.optional and not rule.kind.accepts_empty
-        needs_some = not rule.kind.accepts_empty
+        try:
+            return _rule_plan(rule, check, collective, refs)
+        except Ineligible:
+            return None
 
-        def passes(scope: dict) -> bool:
-            if when is not None and not when(scope):
-                return True
-            found = given(scope)
-            if not found and needs_some:
-                return empty_passes
-            value = arg(scope)
-            if collective:
-                return check(found, value) is True
-            for item in found:
-                if check(item, value) is not True:
-                    return False
+
+def _rule_plan(rule, check, collective: bool, refs) -> Plan:
+    when = _condition(rule.when, refs) if rule.when is not None else None
+    given = refs.getter(rule.given)
+    arg = _materializer(rule.arg, refs)
+    empty_passes = rule.optional and not rule.kind.accepts_empty
+    needs_some = not rule.kind.accepts_empty
+
+    def passes(x) -> bool:
+        if when is not None and not when(x):
             return True
-        return passes
-
-    # ------------------------------------------------------------------ conditions
-    def _condition(self, condition: Condition) -> Callable[[dict], bool]:
-        """A ``when`` as ``scope -> bool``, by the kind's exact pass-check when it has one
-        (a condition is only true or false: nothing to word); else the engine's ``holds``."""
-        check, collective = checks(condition.kind.name)
-        holds = self._evaluation.holds
-        if check is None:
-            return lambda scope: holds(condition, scope)
-        given = self.getter(condition.given)
-        arg = self.materializer(condition.arg)
-        needs_some = not condition.kind.accepts_empty
-
-        def decide(scope: dict) -> bool:
-            found = given(scope)
-            if not found and needs_some:
+        found = given(x)
+        if not found and needs_some:
+            return empty_passes
+        value = arg(x)
+        if collective:
+            return check(found, value) is True
+        for item in found:
+            if check(item, value) is not True:
                 return False
-            value = arg(scope)
-            if collective:
-                return check(found, value)
-            return all(check(item, value) for item in found)
-        return decide
+        return True
+    return passes
 
-    # ------------------------------------------------------------------ arguments
-    def materializer(self, arg) -> Callable[[dict], Any]:
-        """``scope -> the argument's value``, as ``Evaluation.materialize`` gives it."""
-        if self._is_static(arg):
-            return lambda scope: arg
-        if isinstance(arg, ArgRef):
-            return self._ref_argument(arg)
-        if isinstance(arg, Condition):
-            holds = self._evaluation.holds
-            return lambda scope: holds(arg, scope)
-        if isinstance(arg, ArgTemplate):
-            filler, template = self._evaluation._filler, arg.template
-            return lambda scope: template.render(filler(scope))
-        if isinstance(arg, dict):
-            members = [(key, self.materializer(value)) for key, value in arg.items()]
-            return lambda scope: {key: member(scope) for key, member in members}
-        parts = [self.materializer(value) for value in arg]  # a list
-        return lambda scope: [part(scope) for part in parts]
 
-    def _is_static(self, arg) -> bool:
-        return self._evaluation._is_static(arg)
+# --------------------------------------------------------------------------- conditions
 
-    def _ref_argument(self, arg: ArgRef) -> Callable[[dict], Any]:
-        get = self.getter(arg.ref)
-        if arg.all:
-            return get
-        has_default, default = arg.has_default, arg.default
+def _condition(condition: Condition, refs) -> Callable[[Any], bool]:
+    """A ``when`` as ``x -> bool``, by the kind's exact pass-check when it has one (a
+    condition is only true or false: nothing to word); else as the engine's ``holds``."""
+    check, collective = checks(condition.kind.name)
+    if check is None:
+        return refs.holds(condition)
+    given = refs.getter(condition.given)
+    arg = _materializer(condition.arg, refs)
+    needs_some = not condition.kind.accepts_empty
 
-        def single(scope: dict):
-            found = get(scope)
-            if len(found) == 1:
-                return found[0]
-            if not found and has_default:
-                return default
-            raise ArgumentNotSingle(arg.ref.source)
-        return single
+    def decide(x) -> bool:
+        found = given(x)
+        if not found and needs_some:
+            return False
+        value = arg(x)
+        if collective:
+            return check(found, value)
+        return all(check(item, value) for item in found)
+    return decide
 
-    # ------------------------------------------------------------------ references
+
+# --------------------------------------------------------------------------- arguments
+
+def _materializer(arg, refs) -> Callable[[Any], Any]:
+    """``x -> the argument's value``, as ``Evaluation.materialize`` gives it."""
+    if refs.is_static(arg):
+        return lambda x: arg
+    if isinstance(arg, ArgRef):
+        return _ref_argument(arg, refs)
+    if isinstance(arg, Condition):
+        return refs.holds(arg)
+    if isinstance(arg, ArgTemplate):
+        return refs.template(arg.template)
+    if isinstance(arg, dict):
+        members = [(key, _materializer(value, refs)) for key, value in arg.items()]
+        return lambda x: {key: member(x) for key, member in members}
+    parts = [_materializer(value, refs) for value in arg]  # a list
+    return lambda x: [part(x) for part in parts]
+
+
+def _ref_argument(arg: ArgRef, refs) -> Callable[[Any], Any]:
+    get = refs.getter(arg.ref)
+    if arg.all:
+        return get
+    has_default, default = arg.has_default, arg.default
+
+    def single(x):
+        found = get(x)
+        if len(found) == 1:
+            return found[0]
+        if not found and has_default:
+            return default
+        raise ArgumentNotSingle(arg.ref.source)
+    return single
+
+
+# --------------------------------------------------------------------------- references
+
+class _ScopeRefs:
+    """References compiled for a scope plan (``x`` is the binding's scope)."""
+
+    def __init__(self, evaluation):
+        self._evaluation = evaluation
+        self._iterations = set(evaluation.spec.iterations)
+        self.is_static = evaluation._is_static
+
+    def holds(self, condition: Condition) -> Callable[[dict], bool]:
+        holds = self._evaluation.holds
+        return lambda scope: holds(condition, scope)
+
+    def template(self, template) -> Callable[[dict], str]:
+        filler = self._evaluation._filler
+        return lambda scope: template.render(filler(scope))
+
     def getter(self, ref: Ref) -> Getter:
         """``scope -> the values ref selects``, specialised for its target and selector."""
         general = self._evaluation.values
         if ref.pinned or ref.metadata or ref.pointer is not None and not _plain(ref):
             return lambda scope: general(ref, scope)
-        select = _pointer_walk(ref) if ref.pointer is not None else _jsonpath_walk(ref)
+        select = _selector(ref, lambda name: lambda scope: scope[name].index)
         target = ref.target
         if target == "constants":
             constants = self._evaluation.spec.constants
@@ -153,9 +225,57 @@ class Planner:
         return lambda scope: select(document(target, scope).value, scope)
 
 
-def _jsonpath_walk(ref: Ref) -> Callable[[Any, dict], list]:
+class _ElementRefs:
+    """References compiled for an element plan of the leaf iteration ``name`` (``x`` is an
+    ``Element``); anything that needs more than the element and its parent is Ineligible."""
+
+    def __init__(self, evaluation, name: str):
+        spec = evaluation.spec
+        self._name = name
+        self._ancestors = set(spec.iterations[name].chain[:-1])
+        self._constants = spec.constants
+        self._documents = {document: set(chain) for document, chain
+                           in evaluation._document_chains.items()}
+        self.is_static = evaluation._is_static
+
+    def holds(self, condition: Condition):
+        raise Ineligible("a condition without a pass-check")
+
+    def template(self, template):
+        raise Ineligible("a template argument")
+
+    def getter(self, ref: Ref) -> Getter:
+        if ref.metadata == "index" and not ref.pinned:  # {ref: "item:@index"}
+            index = self._index_of(ref.target)
+            return lambda element: [index(element)]
+        if ref.pinned or ref.metadata or ref.pointer is not None and not _plain(ref):
+            raise Ineligible(ref.source)
+        select = _selector(ref, self._index_of)
+        target, constants = ref.target, self._constants
+        if target == "constants":
+            return lambda element: select(constants, element)
+        if target == self._name:
+            return lambda element: select(element.value, element)
+        if target in self._ancestors:
+            return lambda element: select(element.parent[target].match.value, element)
+        if target in self._documents and self._documents[target] <= self._ancestors:
+            return lambda element: select(element.document(target), element)
+        raise Ineligible(f"{ref.source} reads beyond the element and its parent")
+
+    def _index_of(self, name: str) -> Callable[[Element], int]:
+        if name == self._name:
+            return lambda element: element.index
+        if name in self._ancestors:
+            return lambda element: element.parent[name].index
+        raise Ineligible(f"{{{name}@index}} is not bound here")
+
+
+def _selector(ref: Ref, index_of) -> Callable[[Any, Any], list]:
+    """``(value, x) -> the values the ref's selector picks in value``."""
+    if ref.pointer is not None:
+        return _pointer_walk(ref, index_of)
     values = ref.jsonpath.values
-    return lambda value, scope: values(value)
+    return lambda value, x: values(value)
 
 
 def _plain(ref: Ref) -> bool:
@@ -176,18 +296,22 @@ def _segment_step(segment) -> tuple | None:
     return None
 
 
-def _pointer_walk(ref: Ref) -> Callable[[Any, dict], list]:
+def _pointer_walk(ref: Ref, index_of) -> Callable[[Any, Any], list]:
     """A plain pointer as a walk over raw values: literal keys looked up, ``{x@index}``
     taken from the binding as an integer (the reporting path renders it to text and reads
-    it back: the same element, and for an object the same member, its decimal text)."""
-    steps = [_segment_step(segment) for segment in ref.pointer.segments]
-    steps = [(kind, text, int(text) if kind == "key" and _INDEX.fullmatch(text) else None)
-             for kind, text in steps]
+    it back: the same element, and for an object the same member, its decimal text).
+    ``index_of(name)`` gives the function that reads that index from ``x``."""
+    steps = []
+    for kind, text in map(_segment_step, ref.pointer.segments):
+        if kind == "index":
+            steps.append((index_of(text), None, None))
+        else:
+            steps.append((None, text, int(text) if _INDEX.fullmatch(text) else None))
 
-    def walk(value: Any, scope: dict) -> list:
-        for kind, text, number in steps:
-            if kind == "index":
-                number = scope[text].index
+    def walk(value: Any, x) -> list:
+        for index, text, number in steps:
+            if index is not None:
+                number = index(x)
                 text = str(number)
             if isinstance(value, dict):
                 if text not in value:
