@@ -1,0 +1,164 @@
+"""Pass plans (engine/plans.py): rules known to pass skip the reporting path, and every
+report is the one the reporting path alone gives (``Evaluation(..., pass_checks=False)``).
+
+A toy spec with a leaf iteration (``event``, the events of each item's stream) exercises
+the element plans (own binding, ``{event@index}`` pointers into a per-item document,
+``event:@index`` metadata, ``requires`` of an enclosing rule) and the scope plans."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from document_files import write_files
+
+from flarespec.engine import evaluate as evaluate_module
+from flarespec.engine.evaluate import Evaluation
+from flarespec.spec.compile import compile_spec
+from flarespec.spec.load import SpecLibrary
+from flarespec.spec.resolve import resolve
+
+SPEC = """
+flarespec: 1
+id: toy/plans
+title: each item's stream and its copy agree, event by event
+documents:
+  index: {loader: json, entry: true}
+  stream: {loader: json, each: item, path: "streams/{item.name}.json"}
+  copy: {loader: json, each: item, path: "copies/{item.name}.json"}
+iterations:
+  item: {over: "index:$.items[*]", label: "{item.name}"}
+  event: {over: "stream:$.events[*]", parent: item, label: "{item.name}#{event@index}"}
+rules:
+  - id: toy.item.stream-open
+    description: The stream says it is open.
+    for_each: item
+    given: "stream:$.open"
+    assert: {equals: true}
+  - id: toy.event.positive
+    description: Every event's n is at least 1.
+    for_each: event
+    given: "event:$.n"
+    assert: {range: {min: 1}}
+  - id: toy.event.copied
+    description: The copy has the event at the same position, with its n and position.
+    for_each: event
+    requires: [toy.item.stream-open]
+    given: "copy:/events/{event@index}"
+    assert:
+      includes:
+        n: {ref: "event:$.n"}
+        seq: {ref: "event:@index"}
+  - id: toy.event.named
+    description: The copy's tag is built from the item name (a template argument).
+    for_each: event
+    given: "copy:/events/{event@index}/tag"
+    assert: {equals: {template: "{item.name}"}}
+"""
+
+
+def compiled(tmp_path: Path):
+    spec_dir = tmp_path / "spec"
+    spec_dir.mkdir(exist_ok=True)
+    (spec_dir / "toy-plans.yaml").write_text(SPEC)
+    library = SpecLibrary([spec_dir])
+    return compile_spec(resolve(library.get("toy/plans"), library))
+
+
+def packet(root: Path, *, events: int = 6, edit=None) -> Path:
+    names = ["a", "b"]
+    docs = {"index.json": {"items": [{"name": name} for name in names]}}
+    for name in names:
+        stream = {"open": True, "events": [{"n": i + 1} for i in range(events)]}
+        copy = {"events": [{"n": i + 1, "seq": i, "tag": name} for i in range(events)]}
+        if edit is not None:
+            edit(name, stream, copy)
+        docs[f"streams/{name}.json"], docs[f"copies/{name}.json"] = stream, copy
+    write_files(root, docs)
+    return root / "index.json"
+
+
+def reports(spec, entry: Path):
+    """(with plans, reporting path alone), as comparable tuples."""
+    def described(report):
+        return [(v.rule, v.file, v.location, v.binding, v.message, json.dumps(v.expected),
+                 json.dumps(v.actual), v.line) for v in report.violations]
+    return (described(Evaluation(spec, entry).run()),
+            described(Evaluation(spec, entry, pass_checks=False).run()))
+
+
+@pytest.fixture
+def reporting_calls(monkeypatch):
+    """(rule id, label) of every binding that reached the reporting path."""
+    calls = []
+    original = evaluate_module.Evaluation._apply_once
+
+    def counting(self, rule, scope):
+        calls.append((rule.id, self._label(scope)))
+        return original(self, rule, scope)
+
+    monkeypatch.setattr(evaluate_module.Evaluation, "_apply_once", counting)
+    return calls
+
+
+def test_a_passing_packet_never_reaches_the_reporting_path_for_planned_rules(
+        tmp_path, reporting_calls):
+    spec = compiled(tmp_path)
+    with_plans, alone = reports(spec, packet(tmp_path / "p"))
+    assert with_plans == alone == []
+    reporting_calls.clear()
+    Evaluation(spec, packet(tmp_path / "q")).run()
+    assert reporting_calls == []
+
+
+def test_one_bad_element_is_reported_by_the_reporting_path_alone(tmp_path, reporting_calls):
+    def edit(name, stream, copy):
+        if name == "b":
+            stream["events"][3]["n"] = 0  # positive fails; the copy now differs too
+    spec = compiled(tmp_path)
+    entry = packet(tmp_path / "p", edit=edit)
+    reporting_calls.clear()
+    report = Evaluation(spec, entry).run()
+    assert reporting_calls == [("toy.event.positive", "b / b#3"),
+                               ("toy.event.copied", "b / b#3")]
+    assert [(v.rule, v.file, v.location, v.binding) for v in report.violations] == [
+        ("toy.event.positive", "streams/b.json", "$.events[3].n", "b / b#3"),
+        ("toy.event.copied", "copies/b.json", "$.events[3].n", "b / b#3")]
+    with_plans, alone = reports(spec, entry)
+    assert with_plans == alone
+
+
+@pytest.mark.parametrize("edit", [
+    lambda name, stream, copy: copy["events"].pop(),  # a copy event missing: nothing there
+    lambda name, stream, copy: copy["events"][2].update(seq=7),  # the position differs
+    lambda name, stream, copy: copy["events"][2].update(tag="zz"),  # the template differs
+    lambda name, stream, copy: stream.update(open=False),  # required rule fails: skipped
+    lambda name, stream, copy: stream["events"].append("not an object"),
+    lambda name, stream, copy: stream.update(events={"x": {"n": 5}}),  # an object: its members
+], ids=["copy-short", "seq", "tag", "requires", "not-object", "events-object"])
+def test_plans_and_the_reporting_path_agree(tmp_path, edit):
+    spec = compiled(tmp_path)
+    with_plans, alone = reports(spec, packet(tmp_path / "p", edit=edit))
+    assert with_plans and with_plans == alone
+
+
+def test_a_missing_document_is_reported_where_the_reporting_path_reports_it(tmp_path):
+    """An element plan looks a document up once per parent, lazily, so a document that
+    fails to load is reported at the same point of the run (and only once)."""
+    spec = compiled(tmp_path)
+    entry = packet(tmp_path / "p")
+    (tmp_path / "p" / "copies" / "a.json").unlink()
+    with_plans, alone = reports(spec, entry)
+    assert with_plans == alone
+    assert [row[0] for row in with_plans] == ["document.copy.missing"]
+
+
+def test_a_rule_with_a_template_argument_has_a_scope_plan_only(tmp_path):
+    spec = compiled(tmp_path)
+    rules = {rule.id: rule for rule in spec.rules}
+    evaluation = Evaluation(spec, packet(tmp_path / "p"))
+    planner = evaluation._planner
+    assert planner.element_plan(rules["toy.event.named"]) is None
+    assert planner.plan(rules["toy.event.named"]) is not None
+    assert planner.element_plan(rules["toy.event.copied"]) is not None
