@@ -83,7 +83,7 @@ _ALL = _Wildcard()
 class CompiledJsonPath:
     """A JSONPath parsed once; ``find`` applies it to any value."""
 
-    __slots__ = ("source", "_steps", "_library_path")
+    __slots__ = ("source", "_steps", "_library_path", "_fixed")
 
     def __init__(self, source: str):
         self.source = source
@@ -94,6 +94,9 @@ class CompiledJsonPath:
             raise PathSyntaxError(f"invalid JSONPath {source!r}: {error}") from None
         self._steps = _plain_steps(parsed)
         self._library_path = None if self._steps is not None else parsed
+        # names and indices only (``$.a.b[0]``): at most one value, walked without lists
+        self._fixed = tuple(self._steps) if self._steps is not None and all(
+            isinstance(step, (str, int)) for step in self._steps) else None
 
     def find(self, value: Any, base: "str | Match" = "$") -> list[Match]:
         start = base if isinstance(base, Match) else Match(value, base)
@@ -110,6 +113,15 @@ class CompiledJsonPath:
     def values(self, value: Any) -> list:
         """The selected values alone, in the order ``find`` gives them: the walk without
         the matches (a passing check never needs a location)."""
+        if self._fixed is not None:
+            for step in self._fixed:
+                if isinstance(step, str):
+                    if not isinstance(value, dict) or step not in value:
+                        return []
+                elif not isinstance(value, list) or not -len(value) <= step < len(value):
+                    return []
+                value = value[step]
+            return [value]
         if self._steps is None:
             return [match.value for match in self.find(value)]
         current = [value]
