@@ -197,3 +197,16 @@ def test_the_summary_says_how_many_violations_were_not_kept():
     assert "[packet] response.sse (2000000)" in text
     assert "… and 95 more (see the receipt)" in text
     assert "… 1999900 more not kept (rule response.sse: total 2000000)" in text
+
+
+def test_runner_commands_name_the_environment_they_read():
+    """FLARESPEC_JOBS and FLARESPEC_CACHE change how a command runs (never its receipt):
+    their --help says so, with the variables' names as adapter.parallel and spec.cache
+    read them."""
+    from flarespec.adapter.parallel import JOBS_VARIABLE
+    from flarespec.spec.cache import DIRECTORY_VARIABLE, DISABLE_VARIABLE
+
+    for command in ("measure", "validate-pair"):
+        shown = invoke(command, "--help").output
+        for variable in (JOBS_VARIABLE, DISABLE_VARIABLE, DIRECTORY_VARIABLE):
+            assert variable in shown, (command, variable)

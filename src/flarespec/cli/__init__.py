@@ -118,7 +118,17 @@ def _fail(message: str) -> NoReturn:
     sys.exit(EXIT_REJECTED)
 
 
-@main.command()
+# what the runner commands read from the environment (shown under their --help)
+RUNNER_ENVIRONMENT = """\b
+Environment:
+  FLARESPEC_JOBS=1   validate both packets in this process, one after the other
+                     (default: the second in a forked worker when two cores are
+                     usable; the receipt is the same)
+  FLARESPEC_CACHE=0  neither read nor write the compiled-spec cache
+                     (FLARESPEC_CACHE_DIR moves it; default ~/.cache/flarespec)"""
+
+
+@main.command(epilog=RUNNER_ENVIRONMENT)
 @click.option("--packet", required=True, type=PACKET, help="The packet to measure (its packet.json).")
 @click.option("--peer", required=True, type=PACKET,
               help="The packet it is compared with; may be the packet itself.")
@@ -134,7 +144,7 @@ def measure(packet, peer, output, spec_path, quiet, verbose):
     _run_guarded(lambda: run(packet, peer, output, spec_path=spec_path), quiet, verbose)
 
 
-@main.command("validate-pair")
+@main.command("validate-pair", epilog=RUNNER_ENVIRONMENT)
 @click.option("--baseline", required=True, type=PACKET, help="The baseline packet.json.")
 @click.option("--candidate", required=True, type=PACKET, help="The candidate packet.json.")
 @receipt_options
