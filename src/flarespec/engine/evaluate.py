@@ -41,7 +41,7 @@ from flarespec.engine.report import Report, Violation, shown
 from flarespec.loaders import LOADERS, load_bytes_head, locate_line
 from flarespec.loaders.errors import LoadError
 from flarespec.loaders.files import FileStore
-from flarespec.loaders.limits import gc_paused
+from flarespec.loaders.limits import document_limit, gc_paused
 
 INTERNAL_ERROR = "engine.internal-error"
 # loaders that do not read their file whole: it is hashed by a streamed read instead
@@ -319,7 +319,8 @@ class Evaluation:
                 raise ahead[1]
             return ahead[1]
         self._read.add(path)
-        return LOADERS[document.loader](self.store.read_bytes(path), document.options)
+        return LOADERS[document.loader](
+            self.store.read_bytes(path, document_limit(document.options)), document.options)
 
     def _load_all_documents(self) -> None:
         """Touch every document instance so that none escapes unchecked and all are hashed."""
@@ -357,7 +358,9 @@ class Evaluation:
         if document is not None and path not in self._read:
             self._read.add(path)
             try:
-                outcome = LOADERS[document.loader](self.store.read_bytes(path), document.options)
+                outcome = LOADERS[document.loader](
+                    self.store.read_bytes(path, document_limit(document.options)),
+                    document.options)
             except Exception as problem:  # raised again where the document is loaded
                 outcome = problem
             self._parsed_ahead[path] = (document, outcome)
@@ -485,11 +488,12 @@ class Evaluation:
                                         self._render_label)
         return scope
 
-    def _elements(self, iteration, parent: dict) -> tuple[list[Match], str | None] | None:
-        """The matches an iteration runs over under ``parent`` and their file, or None when
-        they cannot be found (reported once, however often it is iterated)."""
+    def _elements(self, iteration, parent: dict, select=None):
+        """The (matches, file) an iteration runs over under ``parent`` (or, with ``select =
+        self.values``, their values alone), or None when they cannot be found (reported
+        once, however often it is iterated)."""
         try:
-            return self.resolve(iteration.over, parent)
+            return (select or self.resolve)(iteration.over, parent)
         except Unavailable:
             return None
         except Unresolvable as problem:
@@ -657,15 +661,21 @@ class Evaluation:
             return False
         iteration = self.spec.iterations[rule.for_each]
         for parent in self.scopes(iteration.parent) if iteration.parent else [{}]:
-            found = self._elements(iteration, parent)
-            if found is None or rule.requires and self._required_failed(rule, parent):
+            values = self._elements(iteration, parent, self.values)
+            if values is None or rule.requires and self._required_failed(rule, parent):
                 continue  # no elements, or all skipped: their cause is already reported
-            matches, file = found
-            element = self._planner.element(parent)
-            for index, match in enumerate(matches):
-                element.index, element.value = index, match.value
-                if not _known_to_pass(plan, element):
-                    self._apply_once(rule, self._child(iteration, parent, index, match, file))
+            element, matches = self._planner.element(parent), None
+            for index, value in enumerate(values):
+                element.index, element.value = index, value
+                try:
+                    if plan(element) is True:
+                        continue
+                except Exception:  # not known: the reporting path decides (_known_to_pass)
+                    pass
+                if matches is None:  # the elements' places, only once one is needed
+                    matches, file = self.resolve(iteration.over, parent)
+                self._apply_once(rule, self._child(iteration, parent, index, matches[index],
+                                                   file))
         return True
 
     @staticmethod
