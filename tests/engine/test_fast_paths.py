@@ -17,6 +17,7 @@ import pytest
 from flarespec.engine import evaluate as evaluate_module
 from flarespec.engine.evaluate import evaluate
 from flarespec.loaders import files as files_module
+from flarespec.loaders import limits as limits_module
 from flarespec.loaders.files import FileStore, clear_process_hash_cache
 from flarespec.spec.compile import compile_spec
 from flarespec.spec.load import SpecLibrary
@@ -179,7 +180,7 @@ def test_a_file_too_large_to_parse_keeps_its_streamed_digest_and_its_load_error(
     entry = manifest_packet(tmp_path / "p", pad=1000)
     limit = 600
     assert entry.stat().st_size < limit < (tmp_path / "p" / "items" / "a.json").stat().st_size
-    monkeypatch.setattr(FileStore.read_bytes, "__defaults__", (limit,))
+    monkeypatch.setattr(limits_module, "MAX_DOCUMENT_BYTES", limit)
     report = evaluate(spec, entry)
     # no digest violation: the streamed hash of items/a.json matched its manifest entry
     assert [(v.rule, v.file) for v in report.violations] == [

@@ -735,3 +735,26 @@ def test_a_misspelt_hook_name_gets_a_suggestion(tmp_path, schema_hook):
     assert (line, column, code) == (9, 5, "spec.unknown-hook")
     assert message.startswith("unknown check hook 'toy.schem' (did you mean 'toy.schema'?); "
                               "registered: ")
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "true", "1.5", "257", "'8'"])
+def test_max_mib_must_be_a_whole_number_of_mib_up_to_the_ceiling(tmp_path, value):
+    head = HEAD.replace("entry: true", f"entry: true, options: {{max_mib: {value}}}")
+    [(line, column, code, message)] = issues(tmp_path, "", head=head)
+    assert (line, column, code) == (5, 46, "spec.document-option")
+    assert message.startswith("max_mib must be a whole number of MiB from 1 to 256; got ")
+
+
+@pytest.mark.parametrize("loader", ["bytes", "directory"])
+def test_max_mib_on_a_streamed_document_is_a_spec_error(tmp_path, loader):
+    head = HEAD + f"  raw: {{loader: {loader}, path: raw, options: {{max_mib: 64}}}}\n"
+    assert issues(tmp_path, "", head=head) == [
+        (6, 40 + len(loader), "spec.document-option",
+         f"max_mib applies to documents read whole (json, prometheus, sse, text); "
+         f"a {loader} document is never read whole")]
+
+
+@pytest.mark.parametrize("value", [1, 256])
+def test_max_mib_within_the_ceiling_compiles(tmp_path, value):
+    head = HEAD.replace("entry: true", f"entry: true, options: {{max_mib: {value}}}")
+    assert compiles(tmp_path, "", head=head).documents["doc"].options == {"max_mib": value}

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from flarespec.loaders import files
+from flarespec.loaders import files, limits
 from flarespec.loaders.errors import LoadError
 from flarespec.loaders.files import FileStore
 from flarespec.loaders.limits import MAX_DOCUMENT_BYTES
@@ -262,3 +262,11 @@ def test_nothing_under_root_is_modified(root):
     store.read_bytes("a.txt"), store.sha256("sub/b.bin"), store.read_head("a.txt", 2), store.size("a.txt")
     after = {p: (p.stat().st_mtime_ns, p.read_bytes() if p.is_file() else None) for p in root.rglob("*")}
     assert after == before
+
+
+def test_read_bytes_over_a_spec_limit_names_that_limit(root):
+    (root / "big.json").write_bytes(b" " * (limits.MIB + 1))
+    error = error_of(FileStore(root).read_bytes, "big.json", limit=limits.document_limit({"max_mib": 1}))
+    assert (error.code, error.message) == ("too-large", (
+        f"the file is {limits.MIB + 1} bytes; the limit for this document is {limits.MIB} bytes "
+        "(1 MiB, spec option max_mib)"))

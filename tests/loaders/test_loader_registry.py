@@ -124,3 +124,38 @@ def test_parsing_loaders_restore_the_garbage_collector_even_on_error(name):
         except LoadError:
             pass
         assert gc.isenabled()
+
+
+# A document of 1.5 MiB each parsing loader accepts: padding its format ignores.
+_PADDED = {
+    "json": b" " * (3 * limits.MIB // 2) + b"{}",
+    "sse": b":" + b"x" * (3 * limits.MIB // 2) + b"\n",
+    "prometheus": b"# " + b"x" * (3 * limits.MIB // 2) + b"\n",
+    "text": b"x" * (3 * limits.MIB // 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PADDED))
+def test_the_spec_option_max_mib_sets_a_documents_size_limit(name):
+    assert get_loader(name)(_PADDED[name], {}) is not None  # under the default limit
+    assert get_loader(name)(_PADDED[name], {"max_mib": 2}) is not None
+    with pytest.raises(LoadError) as info:
+        get_loader(name)(_PADDED[name], {"max_mib": 1})
+    assert info.value.code == "too-large"
+    assert info.value.message.endswith(
+        f"is {len(_PADDED[name])} bytes; the limit for this document is 1048576 bytes "
+        f"(1 MiB, spec option max_mib)")
+
+
+def test_document_limit_is_max_mib_in_bytes_else_the_default():
+    assert limits.document_limit({}) == limits.MAX_DOCUMENT_BYTES == 32 * limits.MIB
+    assert limits.document_limit({"data_json": True, "max_mib": 128}) == 128 * limits.MIB
+
+
+def test_the_default_limit_keeps_its_wording():
+    """Receipts carry this message: without max_mib it is the one it always was."""
+    assert limits.too_large("JSON text", 40_000_000).message == (
+        "the JSON text is 40000000 bytes; the limit for a parsed document is 33554432 bytes "
+        "(32 MiB)")
+    assert limits.too_large("file").message == (
+        "the file is larger; the limit for a parsed document is 33554432 bytes (32 MiB)")

@@ -98,6 +98,9 @@ CASES = [
     ("more", "constant versions[1]", "review", "changed"),
     ("more", "rule toy.index.version assert.one_of", "review", "allowed set changed"),
     ("more", "rule toy.shelf.entry assert.includes.name", "review", "member value changed"),
+    # document-limits.yaml: a document's size limit raised and lowered
+    ("document-limits", "document stock options.max_mib", "loosening", "max_mib raised"),
+    ("document-limits", "document shelf_file options.max_mib", "tightening", "max_mib lowered"),
     # header.yaml: header wording; what selects the spec, iterations, documents, pair
     ("header", "applies_to equals", "review", "changed"),
     ("header", "document notes path", "review", "changed"),
@@ -167,3 +170,16 @@ def test_a_constant_spelled_in_a_document_is_read_by_it(tmp_path):
 
 def test_an_identical_spec_has_no_change():
     assert diff_specs(linted(DATA / "base.yaml"), linted(DATA / "base.yaml")).changes == []
+
+
+def test_a_key_added_to_a_kept_document_is_review_not_a_new_document(tmp_path):
+    """Only a whole document added is "a new document must exist"; an option added to one
+    (other than max_mib) changes how it is read."""
+    child = tmp_path / "child.yaml"
+    (tmp_path / "base.yaml").write_text((DATA / "base.yaml").read_text())
+    child.write_text("flarespec: 1\nid: review/child\nextends: review/base\ntitle: c\n"
+                     'applies_to: {given: "index:$.schema", equals: "${schema}"}\n'
+                     "documents:\n  notes: {loader: text, path: notes.txt, options: {x: 1}}\n")
+    result = diff_specs(linted(tmp_path / "base.yaml"), linted(child))
+    [change] = [c for c in result.changes if c.subject == "document notes"]
+    assert (change.path, change.cls, change.what) == ("options.x", "review", "added")

@@ -16,7 +16,7 @@ from typing import Callable
 from ._text import load_text
 from .errors import LoadError
 from .files import FileStore
-from .limits import MAX_DOCUMENT_BYTES, MAX_SAMPLES, MAX_SSE_EVENTS
+from .limits import MAX_DOCUMENT_BYTES, MAX_SAMPLES, MAX_SSE_EVENTS, document_limit
 from .locate import locate_line
 from .prometheus import parse_prometheus
 from .sse import parse_sse
@@ -25,11 +25,12 @@ from .strict_json import load_json, load_json_text
 Loader = Callable[[bytes, dict], object]
 
 LOADERS: dict[str, Loader] = {
-    "json": lambda data, options: load_json(data),
+    "json": lambda data, options: load_json(data, limit=document_limit(options)),
     "sse": lambda data, options: parse_sse(
-        data, data_json=options.get("data_json", False), terminator=options.get("terminator")),
-    "prometheus": lambda data, options: parse_prometheus(data),
-    "text": lambda data, options: load_text(data),
+        data, data_json=options.get("data_json", False), terminator=options.get("terminator"),
+        limit=document_limit(options)),
+    "prometheus": lambda data, options: parse_prometheus(data, limit=document_limit(options)),
+    "text": lambda data, options: load_text(data, limit=document_limit(options)),
 }
 
 KNOWN_LOADERS = frozenset(LOADERS) | {"bytes"}

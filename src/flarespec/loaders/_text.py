@@ -7,7 +7,7 @@ JSON and Prometheus text, which use LF, the count is the same).
 from __future__ import annotations
 
 from .errors import LoadError
-from .limits import check_document_size
+from .limits import MAX_DOCUMENT_BYTES, check_document_size
 
 UTF8_BOM = b"\xef\xbb\xbf"
 
@@ -41,7 +41,7 @@ def decode_utf8(data: bytes, what: str) -> str:
         ) from None
 
 
-def load_text(data: bytes) -> dict:
+def load_text(data: bytes, *, limit: int = MAX_DOCUMENT_BYTES) -> dict:
     """The ``text`` loader: ``{"text": the file decoded as UTF-8}`` (a BOM is kept as U+FEFF)."""
-    check_document_size(data, "text file")
+    check_document_size(data, "text file", limit)
     return {"text": decode_utf8(data, "text file")}

@@ -120,13 +120,13 @@ class FileStore:
         hashed again."""
         real, st = self._resolve(rel, "file")
         if st.st_size > limit:
-            raise too_large("file", st.st_size)
+            raise too_large("file", st.st_size, limit)
         with self._open(real) as handle:
             before = os.fstat(handle.fileno())
             data = _read_at_most(handle, limit + 1, expected=st.st_size + 1)
             after = os.fstat(handle.fileno())
         if len(data) > limit:
-            raise too_large("file")
+            raise too_large("file", limit=limit)
         if real not in self._hashes:
             known = _process_hashes.get((real, *_identity(before))) \
                 if _identity(before) == _identity(after) else None

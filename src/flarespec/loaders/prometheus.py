@@ -18,7 +18,7 @@ from itertools import chain
 
 from ._text import UTF8_BOM, decode_utf8
 from .errors import LoadError
-from .limits import MAX_SAMPLES, check_document_size, gc_paused
+from .limits import MAX_DOCUMENT_BYTES, MAX_SAMPLES, check_document_size, gc_paused
 
 _METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _BLANKS = re.compile(r"[ \t]*")
@@ -44,9 +44,9 @@ _SUFFIXES = {"histogram": ("_bucket", "_sum", "_count"), "summary": ("_sum", "_c
 
 
 @gc_paused
-def parse_prometheus(data: bytes) -> dict:
+def parse_prometheus(data: bytes, *, limit: int = MAX_DOCUMENT_BYTES) -> dict:
     """Parse an exposition; see docs/loaders.md for the result's shape. Raises LoadError."""
-    check_document_size(data, "exposition")
+    check_document_size(data, "exposition", limit)
     if data.startswith(UTF8_BOM):
         raise LoadError("bom", "exposition starts with a UTF-8 byte order mark", line=1)
     text = decode_utf8(data, "exposition")

@@ -15,7 +15,8 @@ import re
 
 from ._text import UTF8_BOM, decode_utf8
 from .errors import LoadError
-from .limits import MAX_SSE_EVENTS, MAX_SSE_RETRY, check_document_size, gc_paused
+from .limits import (
+    MAX_DOCUMENT_BYTES, MAX_SSE_EVENTS, MAX_SSE_RETRY, check_document_size, gc_paused)
 from .strict_json import load_json_text
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -47,7 +48,8 @@ class _Stream:
 
 
 @gc_paused
-def parse_sse(data: bytes, *, data_json: bool = False, terminator: str | None = None) -> dict:
+def parse_sse(data: bytes, *, data_json: bool = False, terminator: str | None = None,
+              limit: int = MAX_DOCUMENT_BYTES) -> dict:
     """Parse an event-stream body; see docs/loaders.md for the result's shape.
 
     ``terminator``: the data of the event that ends the stream (e.g. an end-of-stream marker);
@@ -55,7 +57,7 @@ def parse_sse(data: bytes, *, data_json: bool = False, terminator: str | None = 
     in ``after_terminator``. ``data_json``: every event before the terminator must carry
     strict JSON, parsed into ``event["json"]``.
     """
-    check_document_size(data, "event stream")
+    check_document_size(data, "event stream", limit)
     bom = data.startswith(UTF8_BOM)
     if bom:  # exactly one leading BOM is ignored; a second one becomes part of the first line
         data = data[len(UTF8_BOM):]

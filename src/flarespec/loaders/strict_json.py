@@ -21,7 +21,7 @@ import sys
 
 from ._text import UTF8_BOM, decode_utf8, line_of_char
 from .errors import LoadError
-from .limits import check_document_size, gc_paused
+from .limits import MAX_DOCUMENT_BYTES, check_document_size, gc_paused
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # One JSON string (possessive: a string is consumed whole, never re-tried from inside).
@@ -82,9 +82,9 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys_object, parse_constan
 
 
 @gc_paused
-def load_json(data: bytes) -> object:
-    """Parse UTF-8 JSON bytes (no BOM) strictly; raises LoadError."""
-    check_document_size(data, "JSON text")
+def load_json(data: bytes, *, limit: int = MAX_DOCUMENT_BYTES) -> object:
+    """Parse UTF-8 JSON bytes (no BOM) of at most ``limit`` bytes strictly; raises LoadError."""
+    check_document_size(data, "JSON text", limit)
     if data.startswith(UTF8_BOM):
         raise LoadError("bom", "JSON text starts with a UTF-8 byte order mark (RFC 8259 forbids it)", line=1)
     return load_json_text(decode_utf8(data, "JSON text"))

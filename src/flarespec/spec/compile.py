@@ -26,11 +26,14 @@ from flarespec.engine.refs import (
     compile_ref,
 )
 from flarespec.loaders import KNOWN_LOADERS
+from flarespec.loaders.limits import MAX_DOCUMENT_CEILING_MIB, MAX_MIB_OPTION
 from flarespec.spec.errors import SpecInvalid, SpecIssue, did_you_mean
 from flarespec.spec.resolve import ResolvedSpec
 from flarespec.spec.yamlmarks import plain
 
 CONSTANTS = "constants"
+# loaders that never read their file whole (bytes is head-read and hashed as a stream)
+STREAMED_LOADERS = frozenset({"bytes", "directory"})
 
 
 @dataclass(frozen=True)
@@ -363,6 +366,7 @@ class _Compiler:
                 self.issue(f"unknown loader {source['loader']!r}; known: "
                            f"{', '.join(sorted(KNOWN_LOADERS | {'directory'}))}", source, "loader",
                            "spec.unknown-loader")
+            self.size_option(source)
             each = source.get("each")
             if each and each not in self.iteration_specs:
                 self.issue(f"each names unknown iteration {each!r}"
@@ -380,6 +384,25 @@ class _Compiler:
                 bool(source.get("entry")), path, path_from, each,
                 source.get("rule", f"document.{name}"), source.get("description", ""))
         return compiled
+
+    def size_option(self, source) -> None:
+        """The document option ``max_mib`` raises or lowers the size limit of a document read
+        whole: a whole number of MiB up to the engine's ceiling, so that a spec, never a
+        packet, bounds the memory a validation may use."""
+        options = source.get("options")
+        if not isinstance(options, dict) or MAX_MIB_OPTION not in options:
+            return
+        value = options[MAX_MIB_OPTION]
+        if source["loader"] in STREAMED_LOADERS:
+            self.issue(f"{MAX_MIB_OPTION} applies to documents read whole "
+                       f"({', '.join(sorted(KNOWN_LOADERS - STREAMED_LOADERS))}); a "
+                       f"{source['loader']} document is never read whole", options,
+                       MAX_MIB_OPTION, "spec.document-option")
+        elif isinstance(value, bool) or not isinstance(value, int) \
+                or not 1 <= value <= MAX_DOCUMENT_CEILING_MIB:
+            self.issue(f"{MAX_MIB_OPTION} must be a whole number of MiB from 1 to "
+                       f"{MAX_DOCUMENT_CEILING_MIB}; got {value!r}", options, MAX_MIB_OPTION,
+                       "spec.document-option")
 
     def iterations(self) -> dict[str, CompiledIteration]:
         compiled = {}

@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from flarespec.loaders.limits import MAX_DOCUMENT_BYTES, MAX_MIB_OPTION, MIB
+
 TIGHTENING, LOOSENING, REVIEW, NEUTRAL = "tightening", "loosening", "review", "neutral"
 CLASSES = (TIGHTENING, LOOSENING, REVIEW, NEUTRAL)
 WORDING = ("description", "message", "clause", "title", "since", "changed_in", "label")
@@ -525,7 +527,8 @@ def diff_specs(old, new) -> DiffResult:
     changes: list[Change] = []
     changes += _rules(before, after)
     changes += _pair(before, after)
-    changes += _named_section(before, after, "documents", "document", _document_verdict)
+    changes += _named_section(before, after, "documents", "document", _document_verdict,
+                              defaults={"options": {}})
     changes += _named_section(before, after, "iterations", "iteration", _iteration_verdict)
     changes += _named_section(before, after, "identities", "identity", _identity_verdict)
     changes += _whole(before, after, "metric", "the metric is computed otherwise")
@@ -639,11 +642,31 @@ def _pair(before: SpecSide, after: SpecSide) -> list[Change]:
 
 
 def _document_verdict(old, new, path: str) -> Verdict:
-    if old is ABSENT:
-        return TIGHTENING, "added", "a new document must exist and load"
-    if new is ABSENT:
-        return LOOSENING, "removed", "the file is no longer required or checked"
+    if path == "":
+        if old is ABSENT:
+            return TIGHTENING, "added", "a new document must exist and load"
+        if new is ABSENT:
+            return LOOSENING, "removed", "the file is no longer required or checked"
+    if path == f"options.{MAX_MIB_OPTION}":
+        return _size_limit(old, new)
     return REVIEW, _verb(old, new), "where or how the document is read changed"
+
+
+def _size_limit(old, new) -> Verdict:
+    """``max_mib``: a larger document limit accepts more files (loosening), a smaller one
+    fewer; the option absent is the default limit."""
+    default = MAX_DOCUMENT_BYTES // MIB
+    before = default if old is ABSENT else old
+    after = default if new is ABSENT else new
+    what = f"{MAX_MIB_OPTION} {_verb(old, new)}"
+    if not (_number(before) and _number(after)):
+        return REVIEW, what, "not two numbers"
+    if before == after:
+        return NEUTRAL, what, f"the same limit ({after} MiB is the default)"
+    raised = after > before
+    return (LOOSENING if raised else TIGHTENING,
+            f"{MAX_MIB_OPTION} {'raised' if raised else 'lowered'}",
+            f"documents up to {after} MiB load (before: {before} MiB)")
 
 
 def _iteration_verdict(old, new, path: str) -> Verdict:
@@ -654,7 +677,9 @@ def _identity_verdict(old, new, path: str) -> Verdict:
     return REVIEW, _verb(old, new), "a pair identity: which inputs may be compared changed"
 
 
-def _named_section(before, after, section, noun, verdict) -> list[Change]:
+def _named_section(before, after, section, noun, verdict, defaults=None) -> list[Change]:
+    """Each named entry compared key by key; ``defaults`` fills keys an entry leaves out
+    (so an option added where there were none is that option added, not a whole mapping)."""
     old, new = before.data.get(section) or {}, after.data.get(section) or {}
     changes = []
     for name in list(old) + [k for k in new if k not in old]:
@@ -663,6 +688,8 @@ def _named_section(before, after, section, noun, verdict) -> list[Change]:
             continue
         side = after if n is not ABSENT else before
         whole = o is ABSENT or n is ABSENT
+        if defaults and not whole:
+            o, n = {**defaults, **o}, {**defaults, **n}
         for path, before_value, after_value in ([("", o, n)] if whole else leaf_changes(o, n)):
             cls, what, reason = (NEUTRAL, f"{path} reworded", "wording only") \
                 if path.split(".")[0] in WORDING else verdict(before_value, after_value, path)
