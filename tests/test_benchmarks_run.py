@@ -74,24 +74,6 @@ def load_run_module(monkeypatch):
     return module
 
 
-def test_a_size_with_a_document_over_the_validators_limit_is_refused(tmp_path, monkeypatch,
-                                                                     capsys):
-    import flarespec.loaders
-
-    run_module = load_run_module(monkeypatch)
-    size = run_module.Size(3)
-    document = tmp_path / size.name / "baseline" / "run" / "measurements.json"
-    document.parent.mkdir(parents=True)
-    document.write_bytes(b"[]" * 50)
-    monkeypatch.setattr(flarespec.loaders, "MAX_DOCUMENT_BYTES", 99)
-    with pytest.raises(SystemExit) as refused:
-        run_module.refuse_oversized(tmp_path, size)
-    assert refused.value.code == 2
-    assert "R=3, baseline/run/measurements.json is 100 bytes" in capsys.readouterr().err
-    monkeypatch.setattr(flarespec.loaders, "MAX_DOCUMENT_BYTES", 100)
-    run_module.refuse_oversized(tmp_path, size)  # at the limit: accepted
-
-
 def test_a_failing_command_stops_the_run_with_its_receipts_violations(tmp_path, monkeypatch,
                                                                       capsys):
     run_module = load_run_module(monkeypatch)
