@@ -21,7 +21,6 @@ from typing import Any, Iterable, Iterator
 
 from flarespec.engine.hooks import HOOKS
 from flarespec.engine.kinds import Failure, strict_equal
-from flarespec.engine.passes import checks
 from flarespec.engine.paths import Match, child_location
 from flarespec.engine.plans import Planner
 from flarespec.engine.refs import (
@@ -157,7 +156,6 @@ class Evaluation:
         compare both ways; see passes.py)."""
         entry_path = Path(entry_path)
         self.spec = spec
-        self._pass_checks = pass_checks
         self._planner = Planner(self) if pass_checks else None
         self.entry_name = entry_path.name
         self.root = entry_path.parent
@@ -604,13 +602,15 @@ class Evaluation:
         return known
 
     def holds(self, condition: Condition, scope: dict) -> bool:
-        if self._pass_checks:
-            check, collective = checks(condition.kind.name)
-            if check is not None:
-                try:
-                    return self._check_holds(condition, scope, check, collective)
-                except Exception:  # not known (or a problem): the full path says which
-                    pass
+        """True when the condition's selection is not empty and its kind holds for it. A
+        condition is only true or false, so its plan's exact pass-check (plans.py) answers
+        when it can; otherwise, or on any exception, the kind itself does."""
+        decide = self._planner.condition(condition) if self._planner is not None else None
+        if decide is not None:
+            try:
+                return bool(decide(scope))
+            except Exception:  # not known (or a problem): the kind says which
+                pass
         matches, _ = self.resolve(condition.given, scope)
         if not matches and not condition.kind.accepts_empty:
             return False
@@ -619,17 +619,6 @@ class Evaluation:
         if condition.kind.collective:
             return not any(True for _ in condition.kind.function(context, matches, arg))
         return not any(True for m in matches for _ in condition.kind.function(context, m, arg))
-
-    def _check_holds(self, condition: Condition, scope: dict, check, collective: bool) -> bool:
-        """``holds`` by the kind's pass-check: a condition is only ever true or false, so
-        the exact pass-check is its answer (no failure needs wording)."""
-        found = self.values(condition.given, scope)
-        if not found and not condition.kind.accepts_empty:
-            return False
-        arg = self.materialize(condition.arg, scope)
-        if collective:
-            return check(found, arg)
-        return all(check(value, arg) for value in found)
 
     # ------------------------------------------------------------------ rules
     def _apply(self, rule) -> None:

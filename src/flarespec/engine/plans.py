@@ -73,7 +73,7 @@ class Planner:
     def __init__(self, evaluation):
         self._evaluation = evaluation
         self._scope_refs = _ScopeRefs(evaluation)
-        self._plans: dict[tuple, Plan | None] = {}
+        self._plans: dict[tuple, Callable | None] = {}
 
     def plan(self, rule) -> Plan | None:
         """The rule's scope plan, or None when its kind has no pass-check (or it is a hook)."""
@@ -88,6 +88,15 @@ class Planner:
         if key not in self._plans:
             refs = _ElementRefs(self._evaluation, rule.for_each)
             self._plans[key] = self._built(rule, refs)
+        return self._plans[key]
+
+    def condition(self, condition: Condition) -> Callable[[dict], bool] | None:
+        """``scope -> bool`` for the engine's ``holds``, or None when the condition's kind
+        has no pass-check (then the kind itself decides)."""
+        key = ("condition", id(condition))  # conditions live as long as the spec
+        if key not in self._plans:
+            plannable = checks(condition.kind.name)[0] is not None
+            self._plans[key] = _condition(condition, self._scope_refs) if plannable else None
         return self._plans[key]
 
     def element(self, parent: dict) -> Element:
