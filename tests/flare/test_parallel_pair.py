@@ -112,3 +112,23 @@ def test_a_result_nested_deeper_than_pickle_recurses_comes_back_whole():
         pickle.dumps(_nested(5000))
     worker = parallel.start(_nested, 5000)
     assert _depth(parallel.result(worker, lambda problem: problem)) == 5000
+
+
+def test_a_caller_with_other_threads_gets_one_process(packet_pair, tmp_path, monkeypatch):
+    """Forking while another thread may hold a lock can hang the child: with a second thread
+    alive, both packets are validated in this process (and pass as before)."""
+    import threading
+
+    a, b = packet_pair
+    monkeypatch.setenv(parallel.JOBS_VARIABLE, "2")
+    forked = []
+    monkeypatch.setattr(parallel, "start", lambda *args: forked.append(args))
+    release = threading.Event()
+    waiting = threading.Thread(target=release.wait)
+    waiting.start()
+    try:
+        outcome = measure(a, b, tmp_path / "threaded.json")
+    finally:
+        release.set()
+        waiting.join()
+    assert outcome.exit_code == 0 and forked == []

@@ -10,8 +10,9 @@ Fails closed: a worker that dies, is killed, or sends anything but one complete 
 result gives ``on_failure(problem)``, which the caller turns into a rejecting violation.
 Nothing is ever inferred from a missing result.
 
-``FLARESPEC_JOBS=1`` (or a machine with one usable core, or a platform without ``fork``)
-validates both packets in this process, one after the other: the same receipts, slower.
+``FLARESPEC_JOBS=1`` (or a machine with one usable core, a platform without ``fork``, or a
+caller running other threads) validates both packets in this process, one after the other:
+the same receipts, slower.
 """
 
 from __future__ import annotations
@@ -55,7 +56,11 @@ def jobs() -> int:
 
 
 def enabled() -> bool:
-    return jobs() > 1 and hasattr(os, "fork") and sys.platform != "win32"
+    """Fork only from a single-threaded process: a child forked while another thread holds
+    a lock (logging, an import, an allocator in a C library) can wait on it forever. The
+    command line is single-threaded; a library caller with threads gets one process."""
+    return jobs() > 1 and hasattr(os, "fork") and sys.platform != "win32" \
+        and threading.active_count() == 1
 
 
 def start(function: Callable[..., Any], *args) -> Worker:
