@@ -25,7 +25,7 @@ from typing import Any, Callable
 from flarespec.engine.report import shown
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # fullmatch: "a\n" is no identifier
-_INDEX = re.compile(r"-?[0-9]+")  # ASCII digits only: int() would also read "١" or "０"
+INDEX = re.compile(r"-?[0-9]+")  # ASCII digits only: int() would also read "١" or "０"
 
 
 class PathSyntaxError(ValueError):
@@ -364,7 +364,7 @@ class PointerTemplate:
                         return _MISSING
                     value = value[step]
                 elif isinstance(value, list):
-                    if not _INDEX.fullmatch(step):
+                    if not INDEX.fullmatch(step):
                         return _MISSING
                     index = int(step)
                     if not -len(value) <= index < len(value):

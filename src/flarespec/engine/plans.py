@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from flarespec.engine.passes import checks
-from flarespec.engine.paths import _INDEX, _Placeholder
+from flarespec.engine.paths import INDEX
 from flarespec.engine.refs import ArgRef, ArgTemplate, Condition, Ref
 
 Getter = Callable[[Any], list]
@@ -298,7 +298,7 @@ def _segment_step(segment) -> tuple | None:
     template = segment.key
     if template.literal is not None:
         return "key", template.literal
-    if len(template.parts) == 1 and isinstance(template.parts[0], _Placeholder):
+    if template.single is not None:
         name, _, meta = template.single.partition("@")
         if meta == "index" and "." not in name and ":" not in name:
             return "index", name
@@ -315,7 +315,7 @@ def _pointer_walk(ref: Ref, index_of) -> Callable[[Any, Any], list]:
         if kind == "index":
             steps.append((index_of(text), None, None))
         else:
-            steps.append((None, text, int(text) if _INDEX.fullmatch(text) else None))
+            steps.append((None, text, int(text) if INDEX.fullmatch(text) else None))
 
     def walk(value: Any, x) -> list:
         for index, text, number in steps:
