@@ -20,3 +20,13 @@ def write_files(root: Path, docs: dict) -> None:
             path.write_text(content)
         else:
             path.write_text(json.dumps(content))
+
+
+def compile_text(directory: Path, text: str, file_name: str = "spec.yaml"):
+    """Write a spec file into ``directory`` and compile it the one way specs are opened
+    (``flarespec.spec.open.open_compiled``, a file reference)."""
+    from flarespec.spec.open import open_compiled
+
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / file_name).write_text(text)
+    return open_compiled(directory / file_name)

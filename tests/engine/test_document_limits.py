@@ -8,13 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
+from document_files import compile_text
 
 from flarespec.engine.evaluate import evaluate
 from flarespec.loaders.files import FileStore, clear_process_hash_cache
 from flarespec.loaders.limits import MIB
-from flarespec.spec.compile import compile_spec
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.resolve import resolve
 
 SPEC = """
 flarespec: 1
@@ -43,11 +41,7 @@ def fresh_hashes():
 
 
 def compiled(tmp_path: Path, options: str):
-    spec_dir = tmp_path / "spec"
-    spec_dir.mkdir(parents=True)
-    (spec_dir / "limits.yaml").write_text(SPEC.format(options=options))
-    library = SpecLibrary([spec_dir])
-    return compile_spec(resolve(library.get("toy/limits"), library))
+    return compile_text(tmp_path / "spec", SPEC.format(options=options), "limits.yaml")
 
 
 def packet(root: Path, entries: int) -> Path:

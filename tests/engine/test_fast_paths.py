@@ -13,23 +13,17 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from document_files import compile_text
 
 from flarespec.engine import evaluate as evaluate_module
 from flarespec.engine.evaluate import evaluate
 from flarespec.loaders import files as files_module
 from flarespec.loaders import limits as limits_module
 from flarespec.loaders.files import FileStore, clear_process_hash_cache
-from flarespec.spec.compile import compile_spec
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.resolve import resolve
 
 
 def compiled(tmp_path: Path, spec_id: str, text: str):
-    spec_dir = tmp_path / "spec"
-    spec_dir.mkdir(exist_ok=True)
-    (spec_dir / f"{spec_id.replace('/', '-')}.yaml").write_text(text)
-    library = SpecLibrary([spec_dir])
-    return compile_spec(resolve(library.get(spec_id), library))
+    return compile_text(tmp_path / "spec", text, f"{spec_id.replace('/', '-')}.yaml")
 
 
 def write_json(path: Path, value) -> bytes:

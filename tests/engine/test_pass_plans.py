@@ -11,13 +11,10 @@ import json
 from pathlib import Path
 
 import pytest
-from document_files import write_files
+from document_files import compile_text, write_files
 
 from flarespec.engine import evaluate as evaluate_module
 from flarespec.engine.evaluate import Evaluation
-from flarespec.spec.compile import compile_spec
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.resolve import resolve
 
 SPEC = """
 flarespec: 1
@@ -59,11 +56,7 @@ rules:
 
 
 def compiled(tmp_path: Path):
-    spec_dir = tmp_path / "spec"
-    spec_dir.mkdir(exist_ok=True)
-    (spec_dir / "toy-plans.yaml").write_text(SPEC)
-    library = SpecLibrary([spec_dir])
-    return compile_spec(resolve(library.get("toy/plans"), library))
+    return compile_text(tmp_path / "spec", SPEC)
 
 
 def packet(root: Path, *, events: int = 6, edit=None) -> Path:
