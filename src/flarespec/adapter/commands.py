@@ -30,7 +30,8 @@ from flarespec.spec.errors import SpecInvalid
 from flarespec.spec.open import open_compiled
 
 __all__ = ["EXIT_PASS", "EXIT_REJECTED", "OutputRefused", "Outcome", "PacketResult",
-           "ReceiptUnwritable", "measure", "same_packet", "validate_packet", "validate_pair"]
+           "ReceiptUnwritable", "guard_cache", "measure", "same_packet", "validate_packet",
+           "validate_pair"]
 
 EXIT_PASS = 0
 EXIT_REJECTED = 2
@@ -185,11 +186,43 @@ def _pair_violations(one: PacketResult, two: PacketResult, *, peer_check: bool
         return [internal_error(bug, "while comparing the pair")]
 
 
+def guard_cache(*entries: str | Path) -> str | None:
+    """Refuse the compiled-spec cache for this run when its directory or its key file lies
+    inside a root of any of these packets (named, resolved, or the folder of the resolved
+    entry file; also by device and inode): it would write into the packet and could load a
+    pickle the packet ships. Returns why it was refused (None: the cache may be used).
+    Never raises: when the roots cannot be worked out, the cache is refused too."""
+    from flarespec.spec import cache
+
+    cache.refuse(None)
+    try:
+        roots = set().union(*(receipts.packet_roots(entry) for entry in entries))
+        for what, path in (("directory", cache.configured_directory()),
+                           ("key file", cache.cache_key_file())):
+            if path is None:
+                continue
+            inside = receipts._root_holding(os.path.abspath(path),
+                                            os.path.join(os.path.realpath(path), "entry"),
+                                            roots)
+            if inside is not None:
+                reason = (f"the compiled-spec cache {what} {path} lies inside the packet "
+                          f"root {inside}; the cache is not used for this run")
+                cache.refuse(reason)
+                return reason
+    except Exception as problem:  # noqa: BLE001 - in doubt, no cache (never a changed verdict)
+        reason = f"the compiled-spec cache is not used for this run ({problem})"
+        cache.refuse(reason)
+        return reason
+    return None
+
+
 def _validate_both(first: str | Path, second: str | Path, roles: tuple[str, str],
                    output: str | Path, spec_path, *, peer_check: bool
                    ) -> tuple[Path, PacketResult, PacketResult, list[Violation]]:
-    """Refuse a bad output first, then validate both packets (once if they are the same)."""
+    """Refuse a bad output first, then validate both packets (once if they are the same);
+    no spec is opened before the cache has been refused if a packet root holds it."""
     target = receipts.check_output(output, first, second)
+    guard_cache(first, second)
     if same_packet(first, second):
         one = two = validate_packet(first, roles[0], spec_path)
     else:

@@ -52,9 +52,10 @@ def main():
 
 
 def spec_reference(_ctx, _param, value: str | None) -> str | None:
-    """A ``--spec`` value (a click callback), checked before any work: an existing path or
-    a bundled id; anything else is a usage error listing the bundled ids (a broken file is
-    reported later, in the receipt, as spec.invalid)."""
+    """A ``--spec`` value, checked before any work (by :func:`_before_any_spec`, once the
+    packet roots are known, as opening a bundled id may read the compiled-spec cache): an
+    existing path or a bundled id; anything else is a usage error listing the bundled ids
+    (a broken file is reported later, in the receipt, as spec.invalid)."""
     if value is None:
         return None
     from flarespec.spec.errors import SpecInvalid
@@ -71,7 +72,7 @@ _RECEIPT_OPTIONS = (
     click.option("--output", required=True, type=click.Path(path_type=str),
                  help="Receipt path: outside both packet roots, not a symlink, and a "
                       "regular file if it exists (it is replaced)."),
-    click.option("--spec", "spec_path", metavar="ID|FILE", callback=spec_reference,
+    click.option("--spec", "spec_path", metavar="ID|FILE",
                  help="Validate against this spec (a bundled id such as one `flarespec "
                       "spec list` shows, or a spec file) instead of choosing by the "
                       "packet's applies_to."),
@@ -88,6 +89,17 @@ def receipt_options(command):
     for option in reversed(_RECEIPT_OPTIONS):
         command = option(command)
     return command
+
+
+def _before_any_spec(spec_path: str | None, quiet: bool, *entries: str) -> None:
+    """Refuse the compiled-spec cache if a packet root holds it (a note on stderr), then
+    check ``--spec``: no spec is opened, and no cache entry read, before that."""
+    from flarespec.adapter.commands import guard_cache
+
+    note = guard_cache(*entries)
+    if note and not quiet:
+        click.echo(f"flarespec: note: {note}", err=True)
+    spec_reference(None, None, spec_path)
 
 
 def _run_guarded(action, quiet: bool, verbose: bool):
@@ -141,6 +153,7 @@ def measure(packet, peer, output, spec_path, quiet, verbose):
     """
     from flarespec.adapter.commands import measure as run
 
+    _before_any_spec(spec_path, quiet, packet, peer)
     _run_guarded(lambda: run(packet, peer, output, spec_path=spec_path), quiet, verbose)
 
 
@@ -156,6 +169,7 @@ def validate_pair(baseline, candidate, output, spec_path, quiet, verbose):
     """
     from flarespec.adapter.commands import validate_pair as run
 
+    _before_any_spec(spec_path, quiet, baseline, candidate)
     _run_guarded(lambda: run(baseline, candidate, output, spec_path=spec_path), quiet,
                  verbose)
 

@@ -22,12 +22,24 @@ else ``~/.cache/flarespec``, and reused only while nothing it was made from has 
   inside a directory (``lstat``: not a symlink) owned by the user and not group- or
   world-writable. Entries are written 0600 into a 0700 directory, atomically (a temporary
   file in the same directory, then ``os.replace``).
+* Proof of authorship: an entry is unpickled only when its header carries an HMAC-SHA256
+  (over the header and payload) made with this user's cache key: 32 random bytes kept in
+  a user-only file (``cache_key_file``: ``$FLARESPEC_CACHE_KEY_FILE``, else
+  ``~/.config/flarespec/cache-key`` with the home directory taken from the user database,
+  not from ``$HOME``), outside the cache directory and moved by none of its variables. A
+  pickle copied in from elsewhere (a packet, an archive, a restored CI cache) was not made
+  with the key, so it is never unpickled. No key, or a key file that is not a 0600 regular
+  file of this user in a directory only the user may write: nothing is read or written.
+* Refusal: a run that knows its packet roots (``measure``, ``validate-pair``) calls
+  ``refuse`` when the cache directory or the key file lies inside one of them; the cache is
+  then neither read nor written for that run.
 * ``FLARESPEC_CACHE=0`` (or ``off``) disables the cache: nothing is read or written.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import pickle
 import re
@@ -41,9 +53,12 @@ import flarespec
 
 DISABLE_VARIABLE = "FLARESPEC_CACHE"
 DIRECTORY_VARIABLE = "FLARESPEC_CACHE_DIR"
+KEY_VARIABLE = "FLARESPEC_CACHE_KEY_FILE"
+KEY_BYTES = 32
+_PRIVATE_MODE = 0o077  # the key is a secret: nobody else may even read it
 DISABLED = ("0", "off", "false", "no")
-# Bumped when the file layout or the meaning of an entry changes.
-FORMAT = 1
+# Bumped when the file layout or the meaning of an entry changes (2: HMAC-tagged entries).
+FORMAT = 2
 MAGIC = b"flarespec-compiled-spec"
 CODE_STAMP = "code-digest"
 _UNSAFE_MODE = stat.S_IWGRP | stat.S_IWOTH
@@ -53,6 +68,8 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 MAX_WITNESS_BYTES = 1 << 24
 
 _code_digest: str | None = None
+_refused: str | None = None  # why this run uses no cache (a packet root holds it), or None
+_keys: dict[str, bytes] = {}  # key file -> key, read once per process
 
 
 @dataclass
@@ -69,8 +86,19 @@ def enabled() -> bool:
     return directory() is not None
 
 
-def directory() -> Path | None:
-    """The cache directory, or None when ``FLARESPEC_CACHE`` disables the cache."""
+def refuse(reason: str | None) -> None:
+    """Use no cache for the rest of this run (``reason`` says why), or, with None, lift a
+    refusal: each ``measure`` decides again for its own packet roots."""
+    global _refused
+    _refused = reason
+
+
+def refused() -> str | None:
+    return _refused
+
+
+def configured_directory() -> Path | None:
+    """The cache directory the environment names, refused or not (None: disabled)."""
     if os.environ.get(DISABLE_VARIABLE, "").strip().lower() in DISABLED:
         return None
     explicit = os.environ.get(DIRECTORY_VARIABLE)
@@ -83,6 +111,93 @@ def directory() -> Path | None:
         return Path.home() / ".cache" / "flarespec"
     except (RuntimeError, KeyError):  # no home directory: no cache
         return None
+
+
+def directory() -> Path | None:
+    """The cache directory, or None when ``FLARESPEC_CACHE`` disables the cache or this
+    run refused it (:func:`refuse`)."""
+    return None if _refused is not None else configured_directory()
+
+
+def cache_key_file() -> Path | None:
+    """Where this user's cache key lives: ``$FLARESPEC_CACHE_KEY_FILE``, else
+    ``.config/flarespec/cache-key`` in the home directory of the user database entry
+    (``$HOME``, ``$XDG_CACHE_HOME`` and ``$FLARESPEC_CACHE_DIR`` do not move it)."""
+    explicit = os.environ.get(KEY_VARIABLE)
+    if explicit:
+        return Path(explicit)
+    try:
+        import pwd
+
+        home = pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError):
+        return None
+    return Path(home) / ".config" / "flarespec" / "cache-key" if home else None
+
+
+def _secret(create: bool) -> bytes | None:
+    """This user's cache key, or None (then nothing is read or written). Created (random,
+    0600, published with ``link`` so two processes agree on one) only when ``create``."""
+    path = cache_key_file()
+    if path is None or _refused is not None:
+        return None
+    found = _keys.get(str(path))
+    if found is None:
+        found = _read_key(path)
+        if found is None and create:
+            _create_key(path)
+            found = _read_key(path)
+        if found is not None:
+            _keys[str(path)] = found
+    return found
+
+
+def _read_key(path: Path) -> bytes | None:
+    try:
+        if not _trusted_dir(path.parent):
+            return None
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() \
+                or info.st_mode & _PRIVATE_MODE:
+            return None
+        text = os.read(descriptor, 4 * KEY_BYTES).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+    return bytes.fromhex(text) if re.fullmatch(f"[0-9a-f]{{{2 * KEY_BYTES}}}", text) else None
+
+
+def _create_key(path: Path) -> None:
+    import tempfile
+
+    temporary = None
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _trusted_dir(path.parent):
+            return
+        descriptor, temporary = tempfile.mkstemp(prefix=".cache-key.", dir=path.parent)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(os.urandom(KEY_BYTES).hex().encode("ascii") + b"\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.link(temporary, path)  # never replaces a key another process published first
+    except OSError:
+        pass
+    finally:
+        if temporary is not None:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+
+
+def _tag(secret: bytes, signed: bytes) -> bytes:
+    return hmac.new(secret, signed, hashlib.sha256).hexdigest().encode()
 
 
 def file_digest(path: str | Path) -> str | None:
@@ -182,14 +297,15 @@ def _stored_code_digest(stat_key: str) -> str | None:
 def load(name: str, entry_key: str, valid: Callable[[object], bool]) -> object | None:
     """The value stored under ``name`` when its key and witnesses match and ``valid``
     accepts it; None otherwise (never an exception)."""
-    raw = _read_trusted(name)
+    secret = _secret(create=False)
+    raw = _read_trusted(name) if secret is not None else None
     if raw is None:
         return None
     header, _, payload = raw.partition(b"\n")
     fields = header.split(b" ")
     if len(fields) != 3 or fields[0] != MAGIC or fields[1] != entry_key.encode() \
-            or fields[2] != hashlib.sha256(payload).hexdigest().encode():
-        return None
+            or not hmac.compare_digest(fields[2], _tag(secret, _signed(entry_key, payload))):
+        return None  # not made by a flarespec holding this user's key: never unpickled
     try:
         entry = pickle.loads(payload)
         if not isinstance(entry, Entry) or not _witnesses_hold(entry):
@@ -208,8 +324,16 @@ def store(name: str, entry_key: str, value, files=(), hook_modules=()) -> None:
         payload = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # noqa: BLE001 - a value that cannot be cached is simply not cached
         return
-    header = b" ".join((MAGIC, entry_key.encode(), hashlib.sha256(payload).hexdigest().encode()))
+    secret = _secret(create=directory() is not None)
+    if secret is None:
+        return
+    header = b" ".join((MAGIC, entry_key.encode(), _tag(secret, _signed(entry_key, payload))))
     _write(name, header + b"\n" + payload)
+
+
+def _signed(entry_key: str, payload: bytes) -> bytes:
+    """What an entry's tag covers: the magic, the key and the payload."""
+    return MAGIC + b" " + entry_key.encode() + b"\n" + payload
 
 
 def _hook_witnesses(modules) -> list[tuple[str, str, str]]:
