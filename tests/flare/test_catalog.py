@@ -30,7 +30,7 @@ from flarespec.adapter import commands
 from flarespec.adapter.commands import measure
 from flarespec.adapter.select import bundled_specs
 from flarespec.engine.evaluate import Evaluation
-from flarespec.fixtures.catalog import TemplateCache, build_case, load_catalog
+from flarespec.fixtures.catalog import TemplateCache, build_case, expand_case, load_catalog
 from flarespec.fixtures.check import INTERNAL_ERROR, describe, judge, metric_key
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,8 +138,8 @@ def test_case(case, spec, templates, tmp_path, monkeypatch):
     monkeypatch.setattr(commands, "Evaluation", partial(Evaluation, pass_checks=False))
     reporting_only = measure(packet, peer, tmp_path / "out" / "reporting-only.json")
     assert reporting_only.receipt == receipt, "pass plans changed the receipt"
-    problems = judge(case, receipt, outcome.exit_code, packet, peer, metric_key=metric_key(spec),
-                     oracle=FlareOracle())
+    problems = judge(expand_case(case, spec.constants), receipt, outcome.exit_code, packet, peer,
+                     metric_key=metric_key(spec), oracle=FlareOracle())
     assert not problems, f"{case.name}: " + "\n  ".join(problems) + "\n" + describe(receipt)
 
 

@@ -179,6 +179,8 @@ class Evaluation:
         self._leaves = set(spec.iterations) - {it.parent for it in spec.iterations.values()} \
             - {document.each for document in spec.documents.values()}
         self._unresolved: set[tuple] = set()  # (iteration, parent key) already reported
+        # iterations whose elements could not be found under some parent (document failed)
+        self._incomplete: set[str] = set()
         # path -> the first document that reads it whole; of those paths, the ones read
         # already; and what a document's loader gave (or raised) when its file was read
         # early for a digest, kept for the document (see digest)
@@ -293,6 +295,8 @@ class Evaluation:
                 return _Loaded(load_bytes_head(self.store, path, head), path)
             loaded = _Loaded(self._parsed(document, path), path, loader=document.loader)
             self._by_path.setdefault(path, loaded)
+            if document.shape is not None and not self._has_shape(document, loaded, scope):
+                loaded.failed = True  # as a failed load: the rules needing it are skipped
             return loaded
         except LoadError as error:
             location = ", ".join(part for part in (
@@ -305,6 +309,25 @@ class Evaluation:
                             f"cannot read ({error.strerror or error})", path, None,
                             scope=scope)
         return _Loaded(None, path, failed=True)
+
+    def _has_shape(self, document, loaded: _Loaded, scope: dict) -> bool:
+        """Check a loaded document against its declared shape (engine/shapes.py); report
+        every problem under the shape's rule. False when the shape does not hold."""
+        rule = document.shape.rule
+        try:
+            problems = document.shape.problems(loaded.value)
+        except Exception as bug:  # a checker bug must reject, never pass
+            self._violation(INTERNAL_ERROR, "error", f"internal error checking the shape of "
+                            f"{document.name!r}: {type(bug).__name__}: {bug}", loaded.path,
+                            None, scope=scope)
+            return False
+        for problem in problems:
+            if self._keeps(rule, "error"):
+                location = problem.location
+                self._add(rule, "error", problem.message, loaded.path, location, scope=scope,
+                          expected=problem.expected, actual=problem.actual,
+                          line=self._line_of(loaded.path, location))
+        return not problems
 
     def _parsed(self, document, path: str):
         """The document's value: parsed now, or when its file was read early for a digest
@@ -334,6 +357,10 @@ class Evaluation:
                         self.report.files[loaded.path] = digest
 
     def document_paths(self, names) -> set[str]:
+        """The paths of every instance of the named documents. Raises Unavailable when an
+        iteration they depend on could not be walked (a document it runs over failed,
+        already reported): the set would be incomplete, and a manifest checked against it
+        would report entries of the missing instances as extra."""
         paths = set()
         for name in names:
             each = self.spec.documents[name].each
@@ -341,6 +368,8 @@ class Evaluation:
                 path = self._path_of(name, scope)
                 if path is not None:
                     paths.add(path)
+            if each and self._incomplete.intersection(self.spec.iterations[each].chain):
+                raise Unavailable(name)
         return paths
 
     def digest(self, path: str) -> str | None:
@@ -493,8 +522,10 @@ class Evaluation:
         try:
             return (select or self.resolve)(iteration.over, parent)
         except Unavailable:
+            self._incomplete.add(iteration.name)
             return None
         except Unresolvable as problem:
+            self._incomplete.add(iteration.name)
             reported = (iteration.name, self._key(parent))
             if reported not in self._unresolved:
                 self._unresolved.add(reported)

@@ -644,37 +644,51 @@ def not_(ctx, match: Match, arg) -> Iterator[Failure]:
                       match.value)
 
 
-@assertion("manifest_lists_all", collective=True, accepts_empty=True, check=_document_names)
+def _not_a_manifest(match: Match) -> Failure:
+    return Failure(f"is {json_type(match.value)}, expected an object (path -> digest)",
+                   "object", json_type(match.value), match.location)
+
+
+@assertion("manifest_lists_all", collective=True, check=_document_names)
 def manifest_lists_all(ctx, matches: list[Match], arg) -> Iterator[Failure]:
     """An object (path -> digest) has a key for every file of the named documents."""
     for match in matches:
+        if not isinstance(match.value, dict):
+            yield _not_a_manifest(match)
+            continue
         paths = ctx.document_paths(arg)
-        for path in sorted(paths - set(match.value or {})):
+        for path in sorted(paths - set(match.value)):
             yield Failure(f"no entry for {path}", path, None, match.location)
 
 
-@assertion("manifest_lists_only", collective=True, accepts_empty=True,
+@assertion("manifest_lists_only", collective=True,
            check=_document_names)
 def manifest_lists_only(ctx, matches: list[Match], arg) -> Iterator[Failure]:
     """An object (path -> digest) has no key other than the files of the named documents."""
     from flarespec.engine.paths import child_location
 
     for match in matches:
+        if not isinstance(match.value, dict):
+            yield _not_a_manifest(match)
+            continue
         paths = ctx.document_paths(arg)
-        for key in match.value or {}:
+        for key in match.value:
             if key not in paths:
                 yield Failure(f"entry {key} names no referenced file", None, key,
                               child_location(match.location, key))
 
 
-@assertion("manifest_digests", collective=True, accepts_empty=True, check=_document_names)
+@assertion("manifest_digests", collective=True, check=_document_names)
 def manifest_digests(ctx, matches: list[Match], arg) -> Iterator[Failure]:
     """Each entry (path -> SHA-256) of a referenced file equals the digest of the file's bytes."""
     from flarespec.engine.paths import child_location
 
     for match in matches:
+        if not isinstance(match.value, dict):
+            yield _not_a_manifest(match)
+            continue
         paths = ctx.document_paths(arg)
-        for key, declared in (match.value or {}).items():
+        for key, declared in match.value.items():
             if key in paths:
                 hashed = ctx.digest(key)
                 if hashed is not None and declared != hashed:

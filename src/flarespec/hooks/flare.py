@@ -131,7 +131,7 @@ def counter_continuity(ctx, args) -> Iterator[Failure]:
 
 
 @check_hook("flare.coalesced_groups",
-            args={"recorded": "any?", "events": "any", "tokens_field": "string",
+            args={"recorded": "any", "events": "any", "tokens_field": "string",
                   "seq_field": "string"})
 def coalesced_groups(ctx, args) -> Iterator[Failure]:
     """A recorded grouping summary equals the one recomputed from the raw events.
@@ -139,9 +139,7 @@ def coalesced_groups(ctx, args) -> Iterator[Failure]:
     Recomputed: ``{"seq", "tokens"}`` for every event carrying more than one token id, in
     order. Only the grouping is checked; other summary numbers are never inputs.
     """
-    recorded = args.get("recorded")
-    if recorded is None:
-        return  # the summary may omit the grouping list
+    recorded = args["recorded"]  # an absent summary list is the rule's `when`, never here
     tokens_field, seq_field = args["tokens_field"], args["seq_field"]
     recomputed = [{"seq": event.get(seq_field), "tokens": len(event[tokens_field])}
                   for event in args["events"] or []

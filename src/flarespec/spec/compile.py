@@ -15,6 +15,7 @@ from flarespec.engine.formula import FormulaError, compile_formula
 from flarespec.engine.hooks import HOOKS, argument_problems, discover
 from flarespec.engine.kinds import KINDS, Kind
 from flarespec.engine.paths import PathSyntaxError, Template, compile_template
+from flarespec.engine.shapes import SHAPE_RULE, Shape
 from flarespec.engine.refs import (
     BINDING_METADATA,
     DOCUMENT_METADATA,
@@ -28,6 +29,7 @@ from flarespec.engine.refs import (
 from flarespec.loaders import KNOWN_LOADERS
 from flarespec.loaders.limits import MAX_DOCUMENT_CEILING_MIB, MAX_MIB_OPTION
 from flarespec.spec.errors import SpecInvalid, SpecIssue, did_you_mean
+from flarespec.spec.shapes import ShapeCompiler
 from flarespec.spec.resolve import ResolvedSpec
 from flarespec.spec.yamlmarks import plain
 
@@ -47,6 +49,8 @@ class CompiledDocument:
     each: str | None
     rule_prefix: str
     description: str = ""
+    # the declared structure, checked right after loading (rule <rule_prefix>.shape)
+    shape: Shape | None = None
 
 
 @dataclass(frozen=True)
@@ -358,6 +362,8 @@ class _Compiler:
         if len(entries) != 1:
             self.issue(f"exactly one document is the entry (entry: true); found {len(entries)}",
                        self.data, "documents", "spec.entry")
+        shapes = ShapeCompiler(self.data.get("shapes", {}), self.issue)
+        shapes.all_named()
         for name, source in self.document_specs.items():
             if name in self.iteration_specs or name == CONSTANTS:
                 self.issue(f"document {name!r} has the name of an iteration or of 'constants'",
@@ -382,8 +388,20 @@ class _Compiler:
             compiled[name] = CompiledDocument(
                 name, source["loader"], plain(source.get("options", {})),
                 bool(source.get("entry")), path, path_from, each,
-                source.get("rule", f"document.{name}"), source.get("description", ""))
+                source.get("rule", f"document.{name}"), source.get("description", ""),
+                self.shape(shapes, name, source))
         return compiled
+
+    def shape(self, shapes: ShapeCompiler, name: str, source) -> Shape | None:
+        if "shape" not in source:
+            return None
+        if source["loader"] in STREAMED_LOADERS:
+            self.issue(f"a {source['loader']} document is never parsed, so it has no shape",
+                       source, "shape", "spec.shape")
+            return None
+        node = shapes.document(source["shape"], source, "shape")
+        rule = f"{source.get('rule', f'document.{name}')}.{SHAPE_RULE}"
+        return Shape(node, rule) if node is not None else None
 
     def size_option(self, source) -> None:
         """The document option ``max_mib`` raises or lowers the size limit of a document read

@@ -46,6 +46,8 @@ DOCUMENT = {
     "path_from": {"type": "string", "excludes": ["path", "entry"]},
     "each": {"type": "string", "regex": NAME},
     "rule": {"type": "string", "regex": RULE_ID},
+    # the name of an entry of the spec's `shapes`: the document's declared structure
+    "shape": {"type": "string", "regex": NAME},
 }
 
 ITERATION = {
@@ -86,6 +88,10 @@ SPEC = {
     # the registered packet writer of `flarespec fixture write` (inherited through extends)
     "writer": {"type": "string", "regex": NAME},
     "constants": {"type": "dict", "keysrules": {"type": "string", "regex": NAME}},
+    # named shapes (a node: a mapping, or the name of a type or of another shape); the
+    # keys inside a node are checked when compiling (engine/shapes.py, spec/compile.py)
+    "shapes": {"type": "dict", "keysrules": {"type": "string", "regex": NAME},
+               "valuesrules": {"type": ["dict", "string"]}},
     "documents": {"type": "dict", "keysrules": {"type": "string", "regex": NAME},
                   "valuesrules": {"type": "dict", "schema": DOCUMENT}},
     "iterations": {"type": "dict", "keysrules": {"type": "string", "regex": NAME},

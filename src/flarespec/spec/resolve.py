@@ -126,6 +126,8 @@ def _merge(merged: dict, layer: SpecFile, state: _MergeState) -> None:
             target.key_marks.update(getattr(data[key], "key_marks", {}))
     for name in data.get("documents", {}):  # a later spec may define a dropped name again
         state.dropped_documents.pop(name, None)
+    if "shapes" in data:
+        _merge_shapes(merged, data, state)
     for key in ("metric", "pair"):
         if key in data:
             merged[key] = data[key]
@@ -151,6 +153,63 @@ def _merge(merged: dict, layer: SpecFile, state: _MergeState) -> None:
             rules.item_marks.append(mark)
             state.status[rule["id"]] = {"status": "added", "spec": layer.id}
         state.origin[rule["id"]] = layer.id
+
+
+def _merge_shapes(merged: dict, data: dict, state: _MergeState) -> None:
+    """Named shapes merge by name and, inside a shape, member by member: a child that adds
+    one required member writes that member alone (``shapes: {doc: {members: {new: integer}}}``);
+    ``drop_members`` removes inherited members. Any other key of a node replaces the
+    parent's."""
+    target = merged.setdefault("shapes", _marked_dict(data["shapes"]))
+    merged.key_marks["shapes"] = data.key_marks["shapes"]
+    for name, node in data["shapes"].items():
+        target[name] = _merge_shape(target.get(name), node, state)
+        target.key_marks[name] = data["shapes"].key_marks[name]
+
+
+def _merge_shape(old, new, state: _MergeState):
+    if not isinstance(new, dict) or "drop_members" not in new and not isinstance(old, dict):
+        return new
+    result = _marked_dict(new)
+    base = old if isinstance(old, dict) else {}
+    for key, value in base.items():
+        result[key] = value
+        result.key_marks[key] = getattr(base, "key_marks", {}).get(key)
+    for key, value in new.items():
+        if key == "drop_members":
+            continue
+        if key == "members" and isinstance(value, dict) and isinstance(base.get(key), dict):
+            members = _marked_dict(value)
+            for name, child in base[key].items():
+                members[name] = child
+                members.key_marks[name] = getattr(base[key], "key_marks", {}).get(name)
+            for name, child in value.items():
+                members[name] = _merge_shape(members.get(name), child, state)
+                members.key_marks[name] = value.key_marks.get(name)
+            value = members
+        elif key in ("items", "values") and key in base:
+            value = _merge_shape(base[key], value, state)
+        result[key] = value
+        result.key_marks[key] = new.key_marks.get(key)
+    dropped = new.get("drop_members", [])
+    for position, name in enumerate(dropped if isinstance(dropped, list) else []):
+        members = result.get("members")
+        if not isinstance(members, dict) or name not in members:
+            state.issues.append(SpecIssue(
+                f"drop_members names {name!r}, which the inherited shape does not declare",
+                dropped.item_marks[position], "spec.shape"))
+            continue
+        members = result["members"] = _copied(members)
+        del members[name]
+        members.key_marks.pop(name, None)
+    return result
+
+
+def _copied(mapping: dict) -> MarkedDict:
+    copy = _marked_dict(mapping)
+    copy.update(mapping)
+    copy.key_marks.update(getattr(mapping, "key_marks", {}))
+    return copy
 
 
 def _index_of(rules, rule_id) -> int | None:
