@@ -222,6 +222,8 @@ def _validate_both(first: str | Path, second: str | Path, roles: tuple[str, str]
     """Refuse a bad output first, then validate both packets (once if they are the same);
     no spec is opened before the cache has been refused if a packet root holds it."""
     target = receipts.check_output(output, first, second)
+    receipts.refuse_inputs(output, target, [(spec_path, "the --spec file")] if spec_path
+                           is not None and Path(spec_path).exists() else [])
     guard_cache(first, second)
     if same_packet(first, second):
         one = two = validate_packet(first, roles[0], spec_path)
@@ -252,8 +254,18 @@ def _finish(target: Path, receipt_of, one: PacketResult, two: PacketResult,
             pair: list[Violation]) -> Outcome:
     passed = one.ok and two.ok and not pair
     receipt = receipt_of(one, two, pair, passed)
+    receipts.refuse_inputs(target, target, _inputs_read(one, two))
     receipts.write_atomically(target, receipt)
     return Outcome(EXIT_PASS if passed else EXIT_REJECTED, receipt, target, [one, two])
+
+
+def _inputs_read(*results: PacketResult) -> list[tuple[str, str]]:
+    """Every file outside the packets that this run read: each spec's files and hooks
+    (packet files are inside their roots, where check_output already refuses an output)."""
+    found = [(str(result.entry), f"the {result.role} entry file") for result in results]
+    for spec in {id(r.spec): r.spec for r in results if r.spec is not None}.values():
+        found.extend(receipts.spec_inputs(spec))
+    return found
 
 
 def measure(packet: str | Path, peer: str | Path, output: str | Path, *,

@@ -250,6 +250,43 @@ def check_output(output: str | Path, *entries: str | Path) -> Path:
     return target
 
 
+def refuse_inputs(output: str | Path, target: Path, inputs) -> None:
+    """Refused (:class:`OutputRefused`) when the output names a file this command reads:
+    ``inputs`` are (path, what it is) pairs (the ``--spec`` file and its parents, a packet's
+    entry file, a catalog, a hook module, ...). Compared by identity (``samefile``: a hard
+    link or another spelling of one file) and by resolved path. An output that does not
+    exist yet is no input."""
+    for path, what in inputs:
+        if path is None:
+            continue
+        try:
+            same = os.path.samefile(target, path)
+        except (OSError, ValueError):
+            same = False
+        try:
+            same = same or os.path.realpath(target) == os.path.realpath(path)
+        except (OSError, ValueError):
+            pass
+        if same:
+            raise OutputRefused(f"output {output} names {what} that this command reads "
+                                f"({path}); it would be replaced: choose another output path")
+
+
+def spec_inputs(spec) -> list[tuple[str, str]]:
+    """The files a compiled spec was read from (itself and every parent) and the source
+    files of the hook modules it runs: what a receipt must never replace."""
+    found = [(str(layer.path), "a spec file" if i == 0 else f"a parent spec file (of "
+              f"{spec.resolved.chain[i - 1].id})") for i, layer in enumerate(spec.resolved.chain)
+             if getattr(layer, "path", None)]
+    import sys
+
+    for module in sorted(spec.hook_modules):
+        source = getattr(sys.modules.get(module), "__file__", None)
+        if source:
+            found.append((source, f"the source of the hook module {module}"))
+    return found
+
+
 # ------------------------------------------------------------------ writing
 
 

@@ -40,13 +40,22 @@ def spec_new(parent_ref, revision, spec_id, out, force):
     from flarespec.spec.scaffold import scaffold
 
     try:
-        text = scaffold(open_spec(parent_ref), revision, spec_id)
+        parent = open_spec(parent_ref)
+        text = scaffold(parent, revision, spec_id)
     except SpecInvalid as problem:
         click.echo(str(problem), err=True)
         sys.exit(EXIT_USAGE)
     if out is None:
         click.echo(text, nl=False)
         return
+    from flarespec.adapter.receipt import OutputRefused, refuse_inputs
+
+    try:  # even with --force: the draft would replace the spec it is drafted from
+        refuse_inputs(out, out, [(str(layer.path), "a spec file (FROM or a parent)")
+                                 for layer in parent.chain])
+    except OutputRefused as refused:
+        click.echo(f"error: --out refused: {refused}; nothing was written", err=True)
+        sys.exit(EXIT_USAGE)
     if out.exists() and not force:
         click.echo(f"error: {out} exists; pass --force to replace it", err=True)
         sys.exit(EXIT_USAGE)

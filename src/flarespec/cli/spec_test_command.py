@@ -78,7 +78,28 @@ def _plan(spec_ref: str, catalogs: tuple[str, ...], pattern: str | None):
     except CatalogError as problem:
         _fail(str(problem))
     planned.cases = [case for case in planned.cases if not pattern or pattern in case.name]
+    planned.catalog_files = files
     return compiled, planned, spec_ref if is_path(spec_ref) else None
+
+
+def _refuse_reading_output(output: str | None, plans) -> None:
+    """``--output`` naming a file this command reads (a spec file, a parent, a hook
+    module's source, a catalog) is refused, exit 2, before anything runs or is written."""
+    if not output:
+        return
+    from pathlib import Path
+
+    from flarespec.adapter.receipt import OutputRefused, refuse_inputs, spec_inputs
+
+    inputs = []
+    for compiled, planned, _ in plans:
+        inputs.extend(spec_inputs(compiled))
+        inputs.extend((str(f), "a catalog file") for f in [*planned.catalogs,
+                                                            *getattr(planned, "catalog_files", ())])
+    try:
+        refuse_inputs(output, Path(output), inputs)
+    except OutputRefused as refused:
+        _fail(f"--output refused: {refused}; nothing was written")
 
 
 def _line(spec_id: str, result) -> str:
@@ -174,6 +195,7 @@ def run_spec_tests(spec_refs, pattern, catalogs, coverage, fmt, output) -> None:
         _fail("no spec to test: no bundled spec has a catalog")
     if pattern and not any(planned.cases for _, planned, _ in plans):
         _fail(f"-k {pattern!r} matches no case")
+    _refuse_reading_output(output, plans)
     runs = []
     for compiled, planned, spec_path in plans:
         started = time.perf_counter()
