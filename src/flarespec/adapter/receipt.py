@@ -17,6 +17,7 @@ import json
 import os
 import platform
 import secrets
+import signal
 import stat
 from collections import Counter
 from pathlib import Path
@@ -29,6 +30,13 @@ RECEIPT_MODE = 0o666  # like any file a user writes: the umask (or a default ACL
 TEMPORARY_ATTEMPTS = 16  # fresh random temporary names tried before giving up
 _TEMPORARY_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
                     | getattr(os, "O_CLOEXEC", 0))
+# Every signal whose default action ends the process and that may be blocked: held from
+# the temporary file's creation until it is renamed or removed, so a kill never leaves one.
+# (SIGKILL cannot be caught; fault signals such as SIGSEGV are never blocked.)
+HELD_SIGNALS = frozenset(getattr(signal, name) for name in (
+    "SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGPIPE", "SIGALRM",
+    "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGPOLL", "SIGPWR", "SIGSTKFLT")
+    if hasattr(signal, name))
 _FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
                (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
                (stat.S_ISSOCK, "a socket"))
@@ -308,26 +316,46 @@ def _create_temporary(directory: Path, name: str) -> tuple[int, Path]:
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(directory))
 
 
+@contextlib.contextmanager
+def _signals_held():
+    """Block :data:`HELD_SIGNALS` in this thread for the block's duration; one that arrives
+    meanwhile is delivered (with its usual effect and exit status) when the block ends.
+    The receipt is written by the thread that runs the command, normally the only one; a
+    library caller running other threads should not leave those signals unblocked there."""
+    block = getattr(signal, "pthread_sigmask", None)
+    if block is None:  # no POSIX signal masks (Windows): nothing to hold
+        yield
+        return
+    previous = block(signal.SIG_BLOCK, HELD_SIGNALS)
+    try:
+        yield
+    finally:
+        block(signal.SIG_SETMASK, previous)
+
+
 def write_atomically(target: Path, receipt: dict) -> None:
     """Write to a temporary file beside the target, fsync, then rename over it.
-    Raises :class:`ReceiptUnwritable` (nothing left behind) when that fails."""
+    Raises :class:`ReceiptUnwritable` (nothing left behind) when that fails. From the
+    temporary file's creation to its rename (or removal), terminating signals are held
+    (:func:`_signals_held`): SIGTERM, SIGHUP, SIGINT... never leave a ``.NAME.HEX.tmp``."""
     data = _serialize(receipt)
     temporary = None
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = _create_temporary(target.parent, target.name)
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, target)
-    except OSError as problem:
-        _discard(temporary)
-        raise ReceiptUnwritable(f"cannot write the receipt {target}: "
-                                f"{_reason(problem, target)}") from None
-    except BaseException:
-        _discard(temporary)
-        raise
+    with _signals_held():
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = _create_temporary(target.parent, target.name)
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(data)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.replace(temporary, target)
+        except OSError as problem:
+            _discard(temporary)
+            raise ReceiptUnwritable(f"cannot write the receipt {target}: "
+                                    f"{_reason(problem, target)}") from None
+        except BaseException:
+            _discard(temporary)
+            raise
 
 
 def _reason(problem: OSError, target: Path) -> str:
