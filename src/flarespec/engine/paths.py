@@ -87,11 +87,7 @@ class CompiledJsonPath:
 
     def __init__(self, source: str):
         self.source = source
-        try:
-            from jsonpath_ng.ext import parse
-            parsed = parse(source)
-        except Exception as error:  # jsonpath-ng raises several exception types
-            raise PathSyntaxError(f"invalid JSONPath {source!r}: {error}") from None
+        parsed = parse_jsonpath(source)
         self._steps = _plain_steps(parsed)
         self._library_path = None if self._steps is not None else parsed
         # names and indices only (``$.a.b[0]``): at most one value, walked without lists
@@ -174,6 +170,56 @@ class CompiledJsonPath:
             if not current:
                 break
         return current
+
+
+def parse_jsonpath(source: str):
+    """``source`` parsed by jsonpath-ng's extended parser, refused (PathSyntaxError) when it
+    does not parse or when it would run a regular expression (:func:`refuse_regexes`)."""
+    try:
+        from jsonpath_ng.ext import parse
+        parsed = parse(source)
+    except Exception as error:  # jsonpath-ng raises several exception types
+        raise PathSyntaxError(f"invalid JSONPath {source!r}: {error}") from None
+    refuse_regexes(parsed, source)
+    return parsed
+
+
+# What in jsonpath-ng's extended syntax runs a regular expression on the evidence, with
+# Python's backtracking ``re`` (``(a+)+$`` takes exponential time on a 34-character
+# string): the filter operator ``=~`` (ext/filter.py, ``re.search``) and the named
+# operator ``sub(/regex/, repl)`` (ext/string.py, ``re.sub``). The other named operators
+# take no pattern: ``split(chars, segment, max)`` splits on a literal (``str.split``);
+# ``str()``, ``len``, ``keys``, ``path`` and ``sorted`` read no pattern at all.
+REGEX_OPERATOR = "=~"
+_USE_RE2 = ("a spec never runs a backtracking regex: select the values without it and "
+            "check them with a `regex` assertion (RE2, linear time) instead")
+
+
+def refuse_regexes(parsed, source: str) -> None:
+    """Raise PathSyntaxError when the parsed path contains a construct that runs a regex:
+    an ``=~`` filter or ``sub()``. The tree is walked through every attribute holding a
+    path (lists and tuples included), with an explicit stack, so new node types are
+    covered too."""
+    from jsonpath_ng.jsonpath import JSONPath
+
+    pending, seen = [parsed], set()
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (list, tuple)):
+            pending.extend(node)
+            continue
+        if not isinstance(node, JSONPath) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        kind = type(node).__name__
+        if kind == "Expression" and getattr(node, "op", None) == REGEX_OPERATOR:
+            raise PathSyntaxError(f"JSONPath {source!r} filters with the regex operator "
+                                  f"'=~', which runs Python's backtracking re; {_USE_RE2}")
+        if kind == "Sub" or hasattr(node, "regex"):
+            raise PathSyntaxError(f"JSONPath {source!r} uses `sub(/regex/, ...)`, which "
+                                  f"runs Python's backtracking re; {_USE_RE2}")
+        pending.extend(vars(node).values() if hasattr(node, "__dict__") else
+                       (getattr(node, slot, None) for slot in getattr(node, "__slots__", ())))
 
 
 def _plain_steps(node) -> list | None:
