@@ -227,11 +227,18 @@ for _tag, _constructor in {
 def load_marked(text: str, file: str):
     """The single YAML document in ``text`` as marked, JSON-compatible data; any problem is a
     ``SpecYamlError`` naming ``file:line:column`` and a code."""
-    loader = _SpecLoader(text, file)
+    try:
+        loader = _SpecLoader(text, file)  # PyYAML's reader checks every character here
+    except yaml.reader.ReaderError as error:
+        raise _reader_error(error, text, file) from None
+    except yaml.YAMLError as error:
+        raise SpecYamlError(f"YAML: {error}", Mark(file, 1, 1)) from None
     try:
         return loader.get_single_data()
     except SpecYamlError:
         raise
+    except yaml.reader.ReaderError as error:
+        raise _reader_error(error, text, file) from None
     except yaml.MarkedYAMLError as error:
         message, where = explain_yaml_error(error)
         raise SpecYamlError(message, loader.mark(where) if where else None) from None
@@ -239,6 +246,24 @@ def load_marked(text: str, file: str):
         raise SpecYamlError(f"YAML: {error}", Mark(file, 1, 1)) from None
     finally:
         loader.dispose()
+
+
+CHARACTER_CODE = "spec.yaml-character"
+
+
+def _reader_error(error, text: str, file: str) -> SpecYamlError:
+    """PyYAML's ReaderError (a character YAML does not allow: a control character other
+    than tab and line breaks, a lone surrogate, U+FFFE...) at its line and column."""
+    position = error.position if isinstance(error.position, int) else 0
+    before = text[:max(0, min(position, len(text)))]
+    line = before.count("\n") + 1
+    column = position - (before.rfind("\n") + 1) + 1
+    character = error.character
+    shown = f"U+{character:04X}" if isinstance(character, int) else repr(character)
+    return SpecYamlError(f"the character {shown} is not allowed in YAML (a control "
+                         f"character other than tab and line breaks, or a non-character); "
+                         f"remove it, or write it as an escape such as \\x01 inside a "
+                         f"double-quoted string", Mark(file, line, column), CHARACTER_CODE)
 
 
 # (context prefix or None, problem pattern, message, mark: "problem" or "context");
