@@ -189,8 +189,27 @@ def packet_roots(entry: str | Path) -> set[str]:
     (absolute, not resolved), that root resolved, and the directory of the resolved entry
     file (a symlinked packet.json may live in a subfolder, or elsewhere)."""
     given = os.fspath(Path(entry).parent)
-    return {os.path.abspath(given), os.path.realpath(given),
-            os.path.dirname(os.path.realpath(entry))}
+    try:
+        return {os.path.abspath(given), os.path.realpath(given),
+                os.path.dirname(os.path.realpath(entry))}
+    except (UnicodeEncodeError, ValueError):  # a name no file can have: nothing to resolve
+        return {os.path.abspath(given)}
+
+
+def _non_directory_parent(given: Path) -> str | None:
+    """The nearest existing ancestor of ``given`` when it is not a directory (a regular
+    file, say: ``file.txt/receipt.json``), else None (creating missing folders is fine)."""
+    for parent in (given.parent, *given.parent.parents):
+        try:
+            mode = os.stat(parent).st_mode
+        except FileNotFoundError:
+            continue
+        except NotADirectoryError:
+            continue  # a file further up: found on a later iteration
+        except (OSError, ValueError):
+            return None  # cannot tell here: the writer reports what goes wrong
+        return None if stat.S_ISDIR(mode) else os.fspath(parent)
+    return None
 
 
 def _kind_problem(target: Path) -> str | None:
@@ -246,6 +265,9 @@ def check_output(output: str | Path, *entries: str | Path) -> Path:
     given = Path(output)
     if not given.name:
         raise OutputRefused(f"output {str(output)!r} names no file")
+    blocker = _non_directory_parent(given)
+    if blocker is not None:
+        raise OutputRefused(f"output {output}: {blocker} is not a directory")
     target = Path(os.path.realpath(given.parent)) / given.name
     roots = set().union(*(packet_roots(entry) for entry in entries))
     root = _root_holding(os.path.abspath(given), os.fspath(target), roots)

@@ -615,7 +615,24 @@ def same_as(ctx, match: Match, arg) -> Iterator[Failure]:
             yield Failure(f"{where} differs from the other copy", theirs, mine, where)
 
 
-@assertion("formula")
+def _formula_arguments(arg, _documents) -> str | None:
+    """The formula kind's argument check: ``rel_tol`` and ``abs_tol`` (``math.isclose``'s
+    tolerances), when given, are finite numbers >= 0 (not bool, not text). Accepts the
+    spec's form ({expr, refs, rel_tol, abs_tol}) and the compiled one alike."""
+    if not isinstance(arg, dict):
+        return None
+    for name in ("rel_tol", "abs_tol"):
+        if name not in arg:
+            continue
+        value = arg[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value) or value < 0:
+            return (f"{name} is a tolerance: a finite number >= 0 (e.g. 1.0e-9), "
+                    f"got {shown(value)}")
+    return None
+
+
+@assertion("formula", check=_formula_arguments)
 def formula(ctx, match: Match, arg) -> Iterator[Failure]:
     """A safe arithmetic formula over the value's fields holds: "a + b == @total"."""
     compiled, refs = arg["compiled"], arg.get("refs") or {}

@@ -48,11 +48,21 @@ def _identity(st: os.stat_result) -> tuple:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+# U+D800-U+DFFF: never text. A JSON string may still hold one ("\\ud800"); the file system
+# encoding cannot encode most, and would turn U+DC80-U+DCFF (surrogateescape) into raw bytes.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 class FileStore:
     """Read-only access to files below ``root``, addressed by checked relative paths."""
 
     def __init__(self, root: str | os.PathLike):
-        real = os.path.realpath(os.fspath(root))
+        try:
+            real = os.path.realpath(os.fspath(root))
+        except (UnicodeEncodeError, ValueError):  # a lone surrogate or NUL in the name
+            raise LoadError("path-invalid", f"root {os.fspath(root)!r}: the name contains a "
+                                            f"character no file name can hold (a lone "
+                                            f"surrogate or NUL)") from None
         try:
             st = _stat(real)
         except LoadError as error:
@@ -75,6 +85,12 @@ class FileStore:
             raise LoadError("path-empty", "the path is empty")
         if "\x00" in rel:
             raise LoadError("path-nul", f"path {rel!r} contains a NUL character")
+        surrogate = _SURROGATE.search(rel)
+        if surrogate:
+            raise LoadError("path-surrogate",
+                            f"path {rel!r} contains a lone surrogate "
+                            f"(U+{ord(surrogate.group()):04X}), which is not a character and "
+                            f"names no file; a path is Unicode text")
         if "\\" in rel:
             raise LoadError("path-backslash", f"path {rel!r} contains a backslash; use '/'")
         if rel.startswith("/") or _DRIVE_PREFIX.match(rel):
@@ -105,12 +121,29 @@ class FileStore:
                 raise LoadError("path-escape",
                                 f"path {rel!r} resolves outside the root (to {real})")
             self._reals[rel] = real
-        st = _stat(real)  # stat, never open: opening a FIFO could block
+        try:
+            st = _stat(real)  # stat, never open: opening a FIFO could block
+        except LoadError as error:
+            st = self._magic_link_target(rel, error)
         if kind == "file" and not stat.S_ISREG(st.st_mode):
             raise LoadError("not-regular-file", f"is not a regular file ({_describe(st)})")
         if kind == "dir" and not stat.S_ISDIR(st.st_mode):
             raise LoadError("not-directory", f"is not a directory ({_describe(st)})")
         return real, st
+
+    def _magic_link_target(self, rel: str, error: LoadError) -> os.stat_result:
+        """A path whose resolved name does not exist may still be a link to something that
+        has no name (``/proc/self/fd/0`` on a pipe resolves to ``pipe:[…]``): say what it is
+        when it is not a regular file, rather than "does not exist"."""
+        if error.code != "missing":
+            raise error
+        try:
+            st = os.stat(os.path.join(self.root, rel))
+        except (OSError, ValueError):
+            raise error from None
+        if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+            raise error  # never followed: only a nameless, non-regular target is described
+        return st
 
     # ------------------------------------------------------------------ reading
 
