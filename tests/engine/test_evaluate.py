@@ -75,6 +75,19 @@ def run(tmp_path, spec=None, change=None):
     return evaluate(spec or base_spec(), write_docs(tmp_path / "docs", change))
 
 
+def unshaped_base_spec(tmp_path):
+    """toy/base without its shapes: the engine's own handling of what a shape would
+    otherwise catch first (a member missing, a path of the wrong type)."""
+    import yaml
+
+    data = yaml.safe_load((TOY / "base.yaml").read_text())
+    data.pop("shapes")
+    for document in data["documents"].values():
+        document.pop("shape", None)
+    data["id"] = "toy/case"
+    return case_spec(tmp_path, "", header=yaml.safe_dump(data, sort_keys=False))
+
+
 def summary(violations):
     return [(v.rule, v.file, v.location, v.message) for v in violations]
 
@@ -92,11 +105,19 @@ def test_base_spec_passes_and_hashes_every_document(tmp_path):
 
 
 def test_given_matching_nothing_is_a_violation(tmp_path):
-    report = run(tmp_path, change=lambda d: d["index.json"].pop("schema"))
+    report = run(tmp_path, unshaped_base_spec(tmp_path),
+                 change=lambda d: d["index.json"].pop("schema"))
     assert summary(report.violations) == [
         ("toy.index.schema", "index.json", "index:$.schema", "nothing found at index:$.schema")]
     assert report.violations[0].expected == "present"
     assert not report.ok
+
+
+def test_a_required_member_missing_is_the_shape_rule_before_any_rule_reads_it(tmp_path):
+    report = run(tmp_path, change=lambda d: d["index.json"].pop("schema"))
+    assert summary(report.violations) == [
+        ("toy.index.shape", "index.json", "$.schema", "required member 'schema' is missing")]
+    assert (report.violations[0].expected, report.violations[0].actual) == ("present", "absent")
 
 
 def test_optional_rule_matching_nothing_passes_but_still_checks_what_it_finds(tmp_path):
@@ -186,14 +207,16 @@ def test_broken_entry_document_is_the_only_violation(tmp_path):
 
 
 def test_path_from_matching_nothing(tmp_path):
-    report = run(tmp_path, change=lambda d: d["index.json"].pop("stock"))
+    report = run(tmp_path, unshaped_base_spec(tmp_path),
+                 change=lambda d: d["index.json"].pop("stock"))
     assert summary(report.violations) == [
         ("toy.stock.path-unresolved", None, "index:$.stock",
          "no path for document 'stock': index:$.stock matched nothing")]
 
 
 def test_path_from_not_a_string(tmp_path):
-    report = run(tmp_path, change=lambda d: d["index.json"].update(stock=5))
+    report = run(tmp_path, unshaped_base_spec(tmp_path),
+                 change=lambda d: d["index.json"].update(stock=5))
     assert summary(report.violations) == [
         ("toy.stock.path-not-string", "index.json", "$.stock",
          "the path of document 'stock' is not a string")]
@@ -572,7 +595,8 @@ def test_message_reference_placeholder_is_rendered(tmp_path):
 # --------------------------------------------------------------------------- skips and bindings
 
 def test_unfillable_pointer_placeholder_is_not_a_silent_pass(tmp_path):
-    report = run(tmp_path, change=lambda d: d["shelves/s1.json"]["items"][0].pop("sku"))
+    report = run(tmp_path, unshaped_base_spec(tmp_path),
+                 change=lambda d: d["shelves/s1.json"]["items"][0].pop("sku"))
     assert [v.rule for v in report.violations] == ["toy.item.count"]
 
 

@@ -59,6 +59,7 @@ def test_every_documented_operation_is_registered():
         "set_json", "delete_json", "replace_text", "move_list_item", "duplicate_list_item", "delete_list_item",
         "split_array_item", "sse_set", "sse_delete", "prom_set", "prom_add", "prom_append", "prom_delete",
         "remove_file", "write_file", "symlink", "make_fifo", "refresh_digests", "set_json_sha256",
+        "list_to_object",
         "replace_bytes"}
 
 

@@ -48,6 +48,9 @@ def no_request_body_spec(tmp_path: Path) -> Path:
         drop_documents: [request_body]
         drop_rules: [request.sha256.corpus, request.sha256.observation, request.max-tokens,
                      request.stream]
+        shapes:
+          corpus_request: {drop_members: [request_sha256]}
+          observation: {drop_members: [request_sha256]}
         rules:""" + "".join(textwrap.indent(textwrap.dedent(r), "        ") for r in rules) + "\n")
 
 
@@ -69,9 +72,10 @@ def test_a_dropped_document_is_not_written_and_the_packet_passes_its_spec(tmp_pa
     outcome = measure(root / "packet.json", root / "packet.json", tmp_path / "out" / "r.json",
                       spec_path=spec_path)
     assert outcome.exit_code == 0, outcome.receipt["violations"][:5]
-    # ... and the bundled spec, which keeps request bodies, refuses it for the missing files.
+    # ... and the bundled spec, which keeps request bodies, refuses it: its corpus shape
+    # requires each request's request_sha256.
     bundled = measure(root / "packet.json", root / "packet.json", tmp_path / "out" / "b.json")
-    assert "packet.files.missing-entry" in {v["rule"] for v in bundled.receipt["violations"]}
+    assert "corpus.file.shape" in {v["rule"] for v in bundled.receipt["violations"]}
 
 
 def test_fixture_write_follows_the_child_spec_on_the_command_line(tmp_path):
@@ -121,6 +125,7 @@ def standalone_spec(tmp_path: Path, flare_spec, *, constant: str | None = None,
         "flarespec": 1, "id": "flare/standalone", "title": "standalone",
         **({"writer": writer} if writer else {}),
         "constants": {k: v for k, v in bundled["constants"].items() if k != constant},
+        "shapes": bundled["shapes"],
         "documents": {k: v for k, v in bundled["documents"].items() if k != document},
         "iterations": {k: bundled["iterations"][k] for k in ("group", "request", "phase")},
         "rules": [bundled["rules"][0]]}, sort_keys=False))

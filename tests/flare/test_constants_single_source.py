@@ -102,8 +102,6 @@ def perturbed(constants: dict) -> dict:
         {"name": f"{law['name']}_pool", "parts": [renamed_metric(p) for p in law["parts"]],
          "total": law["total"].replace("_total", "_count")} for law in constants["conservation"]]
     new["snapshot_phases"] = [{"name": "start"}, {"name": "end"}]
-    totals = [law["total"] for law in new["conservation"]]
-    new["capacity_integer_fields"] = ["kv_page_tokens", "prefill_chunk_size", *totals, "extra_slots"]
     new["derived_field"] = {
         "key": "analysis.prefill_tokens_per_s",
         "kinds": [KINDS[kind] for kind in constants["derived_field"]["kinds"]] + [KINDS["warmup"]],
@@ -153,10 +151,14 @@ def child(bundled, tmp_path_factory):
             "title": "Every constant of the bundled spec changed",
             "applies_to": {"given": "packet:$.source.revision", "equals": "${source.revision}"},
             "constants": constants}
+    # the memory report's shape follows the renamed totals, one member each (section 12)
+    old_totals = [law["total"] for law in bundled.plain()["constants"]["conservation"]]
+    totals = [law["total"] for law in constants["conservation"]]
+    spec["shapes"] = {"memory_report": {"drop_members": old_totals,
+                                        "members": {total: "integer" for total in totals}}}
     path = directory / "perturbed.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
-    capacity = {**{total: 2048 for total in constants["capacity_integer_fields"][2:]},
-                "extra_slots": 4}
+    capacity = {total: 2048 for total in totals}
     return path, constants, capacity
 
 

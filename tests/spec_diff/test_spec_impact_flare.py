@@ -17,12 +17,13 @@ PARENT = "flare/bce032c0"
 CHILD = """\
 flarespec: 1
 id: flare/impact-child
-title: A child that requires synthetic packets and no longer checks the tokenizer fingerprint
+title: A child that requires synthetic packets and no longer checks the tokenizer fingerprint's form
 extends: flare/bce032c0
 applies_to:
   given: "packet:$.source.revision"
   equals: "0000000000000000000000000000000000000000"
-drop_rules: [corpus.tokenizer-fingerprint]
+shapes:
+  corpus: {members: {tokenizer_fingerprint: string}}
 rules:
   - id: packet.synthetic.required
     clause: "2"
@@ -37,7 +38,8 @@ ENTRY = "packet.json"
 def corpus(tmp_path_factory) -> tuple[Path, Path]:
     """Three packets: as written; written unlabelled (synthetic false: valid for the parent,
     refused by the child's new rule); and one whose tokenizer fingerprint ends in a newline
-    (refused by the parent's regex rule alone, which the child drops)."""
+    (refused by the parent's corpus shape alone, sha256, which the child relaxes to a
+    string)."""
     base = tmp_path_factory.mktemp("impact")
     (base / "child.yaml").write_text(CHILD)
     inputs = base / "inputs"
@@ -60,13 +62,13 @@ def test_exactly_the_expected_packets_flip_for_the_expected_rules(corpus):
     flips = {Path(r.input).parent.name: (r.flip, r.responsible) for r in result.inputs}
     assert flips == {"same": (None, []),
                      "unlabelled": ("pass→fail", ["packet.synthetic.required"]),
-                     "fingerprint": ("fail→pass", ["corpus.tokenizer-fingerprint"])}
+                     "fingerprint": ("fail→pass", ["corpus.file.shape"])}
     passing = {Path(r.input).parent.name: r.new.metric for r in result.inputs if r.new.ok}
     assert set(passing) == {"same", "fingerprint"}
     assert all(isinstance(value, (int, float)) for value in passing.values())
     same = next(r for r in result.inputs if Path(r.input).parent.name == "same")
     assert same.old.metric == same.new.metric  # nothing about the metric changed
     assert result.per_rule() == {
-        "corpus.tokenizer-fingerprint": {"pass→fail": 0, "fail→pass": 1, "reasons changed": 0},
+        "corpus.file.shape": {"pass→fail": 0, "fail→pass": 1, "reasons changed": 0},
         "packet.synthetic.required": {"pass→fail": 1, "fail→pass": 0, "reasons changed": 0}}
-    assert result.findings == []  # the added rule tightens, the dropped one loosens: as seen
+    assert result.findings == []  # the added rule tightens, the relaxed shape loosens: as seen

@@ -45,7 +45,7 @@ def select_spec(entry: str | Path, specs: list[CompiledSpec]) -> Selection:
     for spec in specs:
         if spec.applies_to is None:
             continue
-        evaluation = Evaluation(spec, entry)
+        evaluation = Evaluation(spec, entry, shapes=False)  # a shape is the chosen spec's
         try:
             if evaluation.holds(spec.applies_to, {}):
                 applicable.append(spec)

@@ -151,11 +151,15 @@ def _matched(found: int) -> str:
 
 
 class Evaluation:
-    def __init__(self, spec, entry_path: str | Path, *, pass_checks: bool = True):
+    def __init__(self, spec, entry_path: str | Path, *, pass_checks: bool = True,
+                 shapes: bool = True):
         """``pass_checks=False`` runs every check on the reporting path alone (the tests
-        compare both ways; see passes.py)."""
+        compare both ways; see passes.py). ``shapes=False`` loads documents without checking
+        their shapes: only for choosing a spec by ``applies_to``, where the packet may be of
+        another revision whose documents have other shapes (it is then validated in full)."""
         entry_path = Path(entry_path)
         self.spec = spec
+        self._check_shapes = shapes
         self._planner = Planner(self) if pass_checks else None
         self.entry_name = entry_path.name
         self.root = entry_path.parent
@@ -295,7 +299,8 @@ class Evaluation:
                 return _Loaded(load_bytes_head(self.store, path, head), path)
             loaded = _Loaded(self._parsed(document, path), path, loader=document.loader)
             self._by_path.setdefault(path, loaded)
-            if document.shape is not None and not self._has_shape(document, loaded, scope):
+            if document.shape is not None and self._check_shapes \
+                    and not self._has_shape(document, loaded, scope):
                 loaded.failed = True  # as a failed load: the rules needing it are skipped
             return loaded
         except LoadError as error:

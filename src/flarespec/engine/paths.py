@@ -78,6 +78,7 @@ class _Wildcard:
 
 
 _ALL = _Wildcard()
+WILDCARD = _ALL  # the step ``*`` in CompiledJsonPath.steps
 
 
 class CompiledJsonPath:
@@ -93,6 +94,12 @@ class CompiledJsonPath:
         # names and indices only (``$.a.b[0]``): at most one value, walked without lists
         self._fixed = tuple(self._steps) if self._steps is not None and all(
             isinstance(step, (str, int)) for step in self._steps) else None
+
+    @property
+    def steps(self) -> tuple | None:
+        """The path as keys, indices, slices and ``WILDCARD``; None when it is not a plain
+        path (filters, unions, recursive descent: walked by jsonpath-ng)."""
+        return None if self._steps is None else tuple(self._steps)
 
     def find(self, value: Any, base: "str | Match" = "$") -> list[Match]:
         start = base if isinstance(base, Match) else Match(value, base)

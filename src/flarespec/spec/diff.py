@@ -529,6 +529,7 @@ def diff_specs(old, new) -> DiffResult:
     changes += _pair(before, after)
     changes += _named_section(before, after, "documents", "document", _document_verdict,
                               defaults={"options": {}})
+    changes += _shapes(before, after)
     changes += _named_section(before, after, "iterations", "iteration", _iteration_verdict)
     changes += _named_section(before, after, "identities", "identity", _identity_verdict)
     changes += _whole(before, after, "metric", "the metric is computed otherwise")
@@ -641,7 +642,27 @@ def _pair(before: SpecSide, after: SpecSide) -> list[Change]:
     return changes
 
 
+def _shapes(before: SpecSide, after: SpecSide) -> list[Change]:
+    """Each document's expanded shape, member by member (spec/diff_shapes.py)."""
+    from flarespec.engine.shapes import SHAPE_RULE
+    from flarespec.spec.diff_shapes import shape_changes
+
+    changes = []
+    for name, path, o, n, (cls, what, reason) in shape_changes(before.data, after.data,
+                                                               leaf_changes, ABSENT):
+        side = after if n is not ABSENT else before
+        document = (side.data.get("documents") or {}).get(name) or {}
+        rule = f"{document.get('rule', f'document.{name}')}.{SHAPE_RULE}"
+        changes.append(_change_at(side, before, ("documents", name, "shape"), cls=cls,
+                                  subject=f"shape of document {name}", path=path, what=what,
+                                  old=o, new=n, reason=reason, rules=[f"rule {rule}"]))
+    return changes
+
+
 def _document_verdict(old, new, path: str) -> Verdict:
+    if path == "shape":
+        return NEUTRAL, "shape name " + _verb(old, new), \
+            "the shape itself is compared member by member (shape of document ...)"
     if path == "":
         if old is ABSENT:
             return TIGHTENING, "added", "a new document must exist and load"
