@@ -397,7 +397,7 @@ class _Compiler:
             return None
         if source["loader"] in STREAMED_LOADERS:
             self.issue(f"a {source['loader']} document is never parsed, so it has no shape",
-                       source, "shape", "spec.shape")
+                       source, "shape", "spec.document-shape")
             return None
         node = shapes.document(source["shape"], source, "shape")
         rule = f"{source.get('rule', f'document.{name}')}.{SHAPE_RULE}"

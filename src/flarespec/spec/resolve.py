@@ -197,7 +197,7 @@ def _merge_shape(old, new, state: _MergeState):
         if not isinstance(members, dict) or name not in members:
             state.issues.append(SpecIssue(
                 f"drop_members names {name!r}, which the inherited shape does not declare",
-                dropped.item_marks[position], "spec.shape"))
+                dropped.item_marks[position], "spec.document-shape"))
             continue
         members = result["members"] = _copied(members)
         del members[name]

@@ -4,7 +4,7 @@ A node as a spec writes it is a mapping (engine/shapes.py lists its keys) or a s
 name (``integer``) or the name of another entry of ``shapes`` (``sha256``). ``use: NAME`` in a
 mapping starts from that named shape and overrides it key by key (``members`` merged member
 by member), so a nullable copy of a shape is ``{use: usage, type: [null, object]}``. Problems
-are reported at the spec's file:line:column with code ``spec.shape``.
+are reported at the spec's file:line:column with code ``spec.document-shape``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from flarespec.engine.shapes import AUTHORING_KEYS, NODE_KEYS, PYTHON_TYPES, TYP
 from flarespec.spec.errors import did_you_mean
 from flarespec.spec.yamlmarks import plain
 
-CODE = "spec.shape"
+CODE = "spec.document-shape"
 
 
 class ShapeCompiler:

@@ -1,0 +1,256 @@
+"""Document shapes: the checker (engine/shapes.py), their compilation (spec/shapes.py), their
+merge through ``extends``, the engine's check at load, spec diff and spec lint over them."""
+
+from __future__ import annotations
+
+import pickle
+import textwrap
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from document_files import compile_text, write_files
+from flarespec.engine.evaluate import evaluate
+from flarespec.engine.shapes import MAX_PROBLEMS_PER_CONTAINER, Shape, build
+from flarespec.spec.diff import diff_specs
+from flarespec.spec.errors import SpecInvalid
+from flarespec.spec.lint import lint_one
+from flarespec.spec.open import open_compiled
+
+
+def problems(node: dict, value) -> list[tuple[str, str]]:
+    return [(p.location, p.message) for p in Shape(node, "x.shape").problems(value)]
+
+
+# ------------------------------------------------------------------ the checker
+
+@pytest.mark.parametrize("value, ok", [(1, True), (-3, True), (2 ** 80, True), (True, False),
+                                       (1.0, False), ("1", False), (None, False), ([1], False)])
+def test_integer_is_a_json_integer_token_only(value, ok):
+    assert (problems({"type": "integer"}, value) == []) is ok
+
+
+@pytest.mark.parametrize("value, ok", [(1, True), (1.5, True), (True, False), ("1", False),
+                                       (Decimal("1.5"), False)])
+def test_number_is_an_integer_or_a_float_never_a_boolean(value, ok):
+    assert (problems({"type": "number"}, value) == []) is ok
+
+
+def test_an_array_is_never_an_object_nor_the_reverse():
+    assert problems({"type": "array"}, {"0": 1}) == [("$", "is object, expected array")]
+    assert problems({"type": "object"}, [1]) == [("$", "is array, expected object")]
+
+
+def test_null_only_where_the_type_lists_it_and_any_takes_everything():
+    node = {"type": ["null", "string"]}
+    assert problems(node, None) == [] and problems(node, "x") == []
+    assert problems(node, 0) == [("$", "is integer, expected null or string")]
+    assert problems({"type": "any"}, {"deep": [None]}) == []
+
+
+def test_members_required_unless_optional_and_unnamed_members_allowed():
+    node = {"type": "object", "members": {"a": {"type": "integer"},
+                                          "b": {"type": "string", "optional": True}}}
+    assert problems(node, {"a": 1, "other": [1]}) == []
+    assert problems(node, {}) == [("$.a", "required member 'a' is missing")]
+    assert problems(node, {"a": 1, "b": None}) == [("$.b", "is null, expected string")]
+
+
+def test_closed_objects_reject_other_members():
+    node = {"type": "object", "closed": True, "members": {"a": {"type": "any"}}}
+    [(location, message)] = problems(node, {"a": 1, "b": 2})
+    assert location == "$.b" and "not allowed here" in message
+
+
+def test_values_items_length_bounds_pattern_one_of():
+    node = {"type": "object", "values": {"type": "array", "length": 2, "items": {
+        "type": "integer", "min": 0}}}
+    assert problems(node, {"g": [0, 1]}) == []
+    assert problems(node, {"g": [0, -1]}) == [("$.g[1]", "is -1, expected at least 0")]
+    assert problems(node, {"g.x": [0]}) == [("$['g.x']", "has length 1, expected exactly 2")]
+    sha = {"type": "string", "pattern": "[0-9a-f]{4}"}
+    assert problems(sha, "beef") == []
+    assert problems(sha, "beef\n") and problems(sha, "BEEF")  # matched whole, lower case
+    assert problems({"type": "string", "one_of": ["a", "b"]}, "c") == [
+        ("$", 'is "c", expected one of ["a", "b"]')]
+    assert problems({"type": "number", "max": 2}, 3) == [("$", "is 3, expected at most 2")]
+
+
+def test_a_bad_integer_among_many_is_found_and_a_flood_is_capped():
+    node = {"type": "array", "items": {"type": "integer"}}
+    assert problems(node, list(range(10_000))) == []
+    assert problems(node, [1, 2, 3.0]) == [("$[2]", "is number, expected integer")]
+    flood = problems(node, ["x"] * 100)
+    assert len(flood) == MAX_PROBLEMS_PER_CONTAINER + 1
+    assert flood[-1][1] == "80 more elements do not have their shape (not listed)"
+
+
+def test_a_shape_pickles_without_its_checker_and_rebuilds_it():
+    shape = Shape({"type": "integer"}, "x.shape")
+    assert shape.problems(1.5)  # built
+    again = pickle.loads(pickle.dumps(shape))
+    assert again.rule == "x.shape" and again.problems(1) == [] and again.problems("1")
+
+
+def test_the_checker_recurses_only_as_deep_as_the_shape():
+    deep = value = []
+    for _ in range(100_000):
+        value.append([])
+        value = value[0]
+    assert build({"type": "array", "items": {"type": "array"}})(deep) is None
+
+
+# ------------------------------------------------------------------ compiling shapes
+
+HEAD = """\
+flarespec: 1
+id: toy/shaped
+title: shaped
+documents:
+  doc: {loader: json, entry: true, rule: toy.doc, shape: doc}
+"""
+
+
+def test_named_shapes_use_and_type_names_expand(tmp_path):
+    spec = compile_text(tmp_path, HEAD + textwrap.dedent("""\
+        shapes:
+          count: {type: integer, min: 0}
+          usage: {type: object, members: {n: count}}
+          doc:
+            type: object
+            members:
+              a: {use: usage, type: [null, object]}
+              b: usage
+              c: null
+        """))
+    node = spec.documents["doc"].shape.node
+    assert node["members"]["a"] == {"type": ["null", "object"],
+                                    "members": {"n": {"type": "integer", "min": 0}}}
+    assert node["members"]["b"]["type"] == "object"
+    assert node["members"]["c"] == {"type": "null"}
+    assert spec.documents["doc"].shape.rule == "toy.doc.shape"
+
+
+@pytest.mark.parametrize("shapes, message", [
+    ("doc: {type: integr}", "shape key 'type' wants one or a list of"),
+    ("doc: {type: object, member: {}}", "unknown shape key 'member'"),
+    ("doc: {type: object, members: {a: intger}}", "'intger' is neither a type"),
+    ("doc: {use: doc}", "shape 'doc' refers to itself (doc -> doc)"),
+    ("doc: {type: array, length: -1}", "shape key 'length' wants a whole number"),
+    ("doc: {type: string, pattern: '(a'}", "shape key 'pattern' wants an RE2 pattern"),
+    ("integer: {type: string}\n  doc: integer", "has the name of a type"),
+])
+def test_a_bad_shape_is_a_spec_error_at_its_line(tmp_path, shapes, message):
+    with pytest.raises(SpecInvalid) as raised:
+        compile_text(tmp_path, HEAD + "shapes:\n  " + shapes + "\n")
+    issues = raised.value.issues
+    assert any(message in issue.message and issue.code == "spec.document-shape"
+               and issue.mark is not None and issue.mark.line >= 6 for issue in issues), issues
+
+
+def test_a_document_naming_an_undeclared_shape_is_an_error(tmp_path):
+    with pytest.raises(SpecInvalid, match="shape 'doc' is not declared in shapes"):
+        compile_text(tmp_path, HEAD + "shapes:\n  dock: object\n")
+
+
+# ------------------------------------------------------------------ extends: member by member
+
+PARENT = HEAD + """\
+shapes:
+  doc:
+    type: object
+    members:
+      a: integer
+      b: {type: object, members: {c: string, d: string}}
+"""
+
+
+def child(tmp_path, text: str):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "shaped.yaml").write_text(PARENT)
+    return compile_text(tmp_path, "flarespec: 1\nid: toy/child\ntitle: child\nextends: "
+                                  "toy/shaped\n" + textwrap.dedent(text), "child.yaml")
+
+
+def test_a_child_adds_one_member_in_one_entry_and_keeps_the_rest(tmp_path):
+    spec = child(tmp_path, "shapes:\n  doc: {members: {e: boolean, b: {members: {f: null}}}}\n")
+    members = spec.documents["doc"].shape.node["members"]
+    assert set(members) == {"a", "b", "e"} and set(members["b"]["members"]) == {"c", "d", "f"}
+
+
+def test_a_child_drops_members_and_a_drop_of_nothing_is_an_error(tmp_path):
+    spec = child(tmp_path, "shapes:\n  doc: {drop_members: [a]}\n")
+    assert set(spec.documents["doc"].shape.node["members"]) == {"b"}
+    with pytest.raises(SpecInvalid, match="drop_members names 'z'"):
+        child(tmp_path / "z", "shapes:\n  doc: {drop_members: [z]}\n")
+
+
+# ------------------------------------------------------------------ the engine checks first
+
+def test_a_document_without_its_shape_is_reported_once_and_no_rule_reads_it(tmp_path):
+    spec = compile_text(tmp_path / "spec", PARENT + textwrap.dedent("""\
+        rules:
+          - id: toy.doc.a
+            description: a is at least 1.
+            given: "doc:$.a"
+            assert: {range: {min: 1}}
+        """))
+    write_files(tmp_path / "docs", {"doc.json": {"a": 1.0, "b": {"c": "x", "d": "y"}}})
+    report = evaluate(spec, tmp_path / "docs" / "doc.json")
+    assert [(v.rule, v.file, v.location, v.message, v.expected, v.actual, v.line)
+            for v in report.violations] == [
+        ("toy.doc.shape", "doc.json", "$.a", "is number, expected integer", "integer",
+         "number 1.0", None)]  # a JSON document's place is its JSONPath (no line kept)
+    write_files(tmp_path / "ok", {"doc.json": {"a": 0, "b": {"c": "x", "d": "y"}}})
+    assert [v.rule for v in evaluate(spec, tmp_path / "ok" / "doc.json").violations] == \
+        ["toy.doc.a"]  # with its shape, the rule reads it
+
+
+# ------------------------------------------------------------------ spec diff and spec lint
+
+def diff_classes(tmp_path, text: str) -> dict[str, str]:
+    (tmp_path / "shaped.yaml").write_text(PARENT)
+    (tmp_path / "child.yaml").write_text(
+        "flarespec: 1\nid: toy/child\ntitle: child\nextends: toy/shaped\n" + text)
+    old, new = open_compiled(str(tmp_path / "shaped.yaml")), open_compiled(str(tmp_path / "child.yaml"))
+    return {f"{c.path}: {c.what}": c.cls for c in diff_specs(old.resolved, new.resolved).changes
+            if c.subject == "shape of document doc"}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("shapes:\n  doc: {drop_members: [a]}\n", {"$.a: member a removed": "loosening"}),
+    ("shapes:\n  doc: {members: {z: integer}}\n", {"$.z: member z added": "tightening"}),
+    ("shapes:\n  doc: {members: {a: number}}\n", {"$.a type: type widened": "loosening"}),
+    ("shapes:\n  doc: {members: {a: {type: integer, optional: true}}}\n",
+     {"$.a optional: made optional": "loosening"}),
+    ("shapes:\n  doc: {members: {a: {type: integer, min: 3}}}\n",
+     {"$.a min: min added": "tightening"}),
+    ("shapes:\n  doc: {members: {b: {type: [null, object]}}}\n",
+     {"$.b type: type widened": "loosening"}),
+    ("shapes:\n  doc: {members: {a: {type: integer}}}\n", {}),  # respelled: no change
+])
+def test_spec_diff_classes_each_shape_change_by_direction(tmp_path, text, expected):
+    assert diff_classes(tmp_path, text) == expected
+
+
+def test_lint_reports_an_undeclared_member_and_a_document_without_a_shape(tmp_path):
+    path = tmp_path / "spec.yaml"
+    path.write_text(PARENT.replace(
+        "  doc: {loader: json, entry: true, rule: toy.doc, shape: doc}\n",
+        "  doc: {loader: json, entry: true, rule: toy.doc, shape: doc}\n"
+        "  other: {loader: json, path: other.json, rule: toy.other}\n") + textwrap.dedent("""\
+        rules:
+          - id: toy.doc.e
+            description: reads a member no shape declares.
+            given: "doc:$.b.e"
+            assert: {equals: 1}
+        """))
+    result = lint_one(str(path))
+    found = {(issue.code, issue.mark.line if issue.mark else None): issue.message
+             for issue in result.issues if issue.severity == "error"}
+    assert set(found) == {("spec.no-shape", 6), ("spec.undeclared-member", 14)}, found
+    assert found[("spec.no-shape", 6)].startswith("document 'other' (json) declares no shape")
+    assert found[("spec.undeclared-member", 14)] == (
+        "'doc:$.b.e' reads member 'e' of $.b, which its shape does not declare "
+        "(declared: c, d)")
