@@ -730,10 +730,15 @@ MANIFEST_DOCS = {
 }
 
 
+NO_FILES = object()  # manifest_case: the document has no files member at all
+
+
 def manifest_case(tmp_path, files, kind, *, documents=("stock", "shelf_file")):
     shelves = {"shelves/s0.json": {"total": 0}, "shelves/s1.json": {"total": 1}}
     stock = b'{"counts": {}}\n'
     doc = {"stock": "stock.json", "shelves": [{"name": "s0"}, {"name": "s1"}], "files": files}
+    if files is NO_FILES:
+        del doc["files"]
     spec = compile_toy(tmp_path, {
         "documents": {"doc": {"loader": "json", "entry": True, "rule": "toy.doc"},
                       **MANIFEST_DOCS},
@@ -787,6 +792,40 @@ def test_manifest_digests(tmp_path):
         ("$.files['shelves/s0.json']",
          f'digest of shelves/s0.json differs from the file\'s bytes: declared "{"0" * 64}", '
          f'the bytes hash to "{sha({"total": 0})}"', sha({"total": 0}), "0" * 64)]
+
+
+@pytest.mark.parametrize("kind", ["manifest_lists_all", "manifest_lists_only",
+                                  "manifest_digests"])
+def test_a_manifest_that_is_absent_or_not_an_object_fails_closed(tmp_path, kind):
+    """Issue 13: with no `files` member at all nothing was bound by a digest, and it passed."""
+    absent = manifest_case(tmp_path / "absent", NO_FILES, kind)
+    assert absent == [("doc:$.files", "nothing found at doc:$.files", "present", None)]
+    null = manifest_case(tmp_path / "null", None, kind)
+    assert null == [("$.files", "is null, expected an object (path -> digest)", "object",
+                     "null")]
+    listed = manifest_case(tmp_path / "list", list(GOOD_FILES), kind)
+    assert listed == [("$.files", "is array, expected an object (path -> digest)", "object",
+                       "array")]
+
+
+def test_a_manifest_is_not_checked_against_an_incomplete_set_of_documents(tmp_path):
+    """When an iteration the named documents depend on cannot be walked (its document did
+    not load, reported once), the manifest rule is skipped: its entries are not 'extra'."""
+    spec = compile_toy(tmp_path, {
+        "documents": {"doc": {"loader": "json", "entry": True, "rule": "toy.doc"},
+                      "index": {"loader": "json", "path_from": "doc:$.index",
+                                "rule": "toy.index"},
+                      "shelf_file": {"loader": "json", "each": "shelf",
+                                     "path": "shelves/{shelf.name}.json", "rule": "toy.shelf"}},
+        "iterations": {"shelf": {"over": "index:$.shelves[*]"}},
+        "rules": [{"id": RULE, "description": "manifest", "given": "doc:$.files",
+                   "assert": {"manifest_lists_only": ["index", "shelf_file"]}}],
+    })
+    write_files(tmp_path / "docs", {"doc.json": {"index": "index.json", "files": {
+        "index.json": "0" * 64, "shelves/s0.json": "0" * 64}}, "index.json": b"{,",
+        "shelves/s0.json": {}})
+    report = evaluate(spec, tmp_path / "docs" / "doc.json")
+    assert [v.rule for v in report.violations] == ["toy.index.invalid-json"]
 
 
 # --------------------------------------------------------------------------- completeness

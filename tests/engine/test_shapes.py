@@ -254,3 +254,44 @@ def test_lint_reports_an_undeclared_member_and_a_document_without_a_shape(tmp_pa
     assert found[("spec.undeclared-member", 14)] == (
         "'doc:$.b.e' reads member 'e' of $.b, which its shape does not declare "
         "(declared: c, d)")
+
+
+# ------------------------------------------------------------------ verdict == empty report
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from flarespec.engine.shapes import _compiled  # noqa: E402
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, 1.5, -2.0]),
+                     st.sampled_from(["", "a", "ab", "beef", "BEEF"]))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3),
+    st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3)), max_leaves=8)
+_TYPES = st.sampled_from(["null", "boolean", "integer", "number", "string", "array", "object",
+                          "any"])
+
+
+def _nodes():
+    leaf = st.builds(lambda t: {"type": t}, st.one_of(_TYPES, st.lists(_TYPES, min_size=1,
+                                                                          max_size=2)))
+
+    def extend(inner):
+        keys = st.fixed_dictionaries({}, optional={
+            "members": st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=2),
+            "items": inner, "values": inner, "closed": st.booleans(),
+            "min": st.integers(-1, 1), "max": st.integers(0, 2),
+            "length": st.one_of(st.integers(0, 2), st.just({"min": 1})),
+            "pattern": st.just("[a-f]+"), "one_of": st.just([None, 1, "a"]),
+            "optional": st.booleans()})
+        return st.tuples(leaf, keys).map(lambda pair: {**pair[0], **pair[1]})
+    return st.recursive(leaf, extend, max_leaves=6)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_nodes(), _VALUES)
+def test_both_verdicts_hold_exactly_when_the_report_is_empty(node, value):
+    verdict, check, report, generated = _compiled(node)
+    reported = report(value) or []
+    assert verdict(value) is (not reported), (node, value, [p.message for p in reported])
+    assert generated(value) is (not reported), (node, value, [p.message for p in reported])
+    assert (check(value) or []) == [] if not reported else check(value)
