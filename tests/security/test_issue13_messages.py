@@ -155,3 +155,16 @@ def test_good_formula_tolerances_still_lint(tmp_path, value):
     spec.write_text(FORMULA_SPEC.format(key="rel_tol", value=value))
     result = invoke("spec", "lint", spec)
     assert "[spec.kind-argument]" not in result.output, result.output
+
+
+def test_a_bad_formula_tolerance_is_refused_when_the_spec_is_compiled(tmp_path):
+    """Not only lint: compiling (what measure --spec does) refuses it at the key's line."""
+    from flarespec.spec.errors import SpecInvalid
+    from flarespec.spec.open import open_compiled
+
+    spec = tmp_path / "tol.yaml"
+    spec.write_text(FORMULA_SPEC.format(key="rel_tol", value="-1"))
+    with pytest.raises(SpecInvalid) as raised:
+        open_compiled(str(spec))
+    assert [(i.code, i.mark.line) for i in raised.value.issues] == [
+        ("spec.kind-argument", 11), ("spec.kind-argument", 16)]

@@ -298,13 +298,25 @@ class _Compiler:
     def checked(self, kind_name: str, arg, container, key):
         """The argument, after the kind's own shape check (a misspelt bound is an error)."""
         kind = KINDS.get(kind_name)
-        if kind is not None and kind_name != "formula":
+        if kind is not None:
             problem = kind.check(arg, set(self.document_specs))
             if problem:
                 self.issue(f"{kind_name}: {problem}", container, key, "spec.kind-argument")
         return arg
 
     def formula(self, value, container, key, scope):
+        """The formula compiled, its tolerances checked by the kind (at their own keys)."""
+        compiled = self._formula(value, container, key, scope)
+        if compiled is not None:
+            problem = KINDS["formula"].check(compiled, set(self.document_specs))
+            if problem:
+                bad = next((k for k in ("rel_tol", "abs_tol") if problem.startswith(k)), None)
+                where = value if isinstance(value, dict) and bad in value else container
+                self.issue(f"formula: {problem}", where, bad if where is value else key,
+                           "spec.kind-argument")
+        return compiled
+
+    def _formula(self, value, container, key, scope):
         source = {"expr": value} if isinstance(value, str) else value
         if not isinstance(source, dict) or not isinstance(source.get("expr"), str):
             self.issue("formula wants a string or {expr, rel_tol, abs_tol, refs}", container, key)

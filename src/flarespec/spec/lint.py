@@ -76,7 +76,6 @@ def lint_one(ref: str) -> LintResult:
         return result
     dropped = dropped_document_references(resolved)
     result.issues.extend(dropped)
-    result.issues.extend(formula_argument_issues(resolved))
     _compile(resolved, result, _explained_by(dropped, resolved.dropped_documents))
     result.issues.extend(placeholder_issues(resolved))
     result.issues.extend(_warnings(resolved))
@@ -151,35 +150,6 @@ def _resolve(spec_file: SpecFile, library: SpecLibrary, result: LintResult
         if not result.errors:
             raise
     return None
-
-
-def formula_argument_issues(resolved: ResolvedSpec) -> list[SpecIssue]:
-    """The formula kind's argument check (engine.kinds: ``rel_tol``/``abs_tol`` finite and
-    >= 0) on every ``formula`` mapping of the rules, nested ones (``not``, ``count``'s
-    ``where``) included, at the key's line: the compiler builds the formula without it."""
-    from flarespec.engine.kinds import KINDS
-
-    check = KINDS["formula"].check
-    found, pending = [], [(resolved.data.get("rules"), None)]
-    while pending:
-        value, mark = pending.pop()
-        if isinstance(value, dict):
-            marks = getattr(value, "key_marks", {})
-            for key, item in value.items():
-                if key == "formula" and isinstance(item, dict):
-                    problem = check(item, set())
-                    if problem:
-                        where = getattr(item, "key_marks", {})
-                        bad = next((k for k in ("rel_tol", "abs_tol")
-                                    if k in item and problem.startswith(k)), None)
-                        found.append(SpecIssue(f"formula: {problem}",
-                                               where.get(bad) or marks.get(key) or mark,
-                                               "spec.kind-argument"))
-                pending.append((item, marks.get(key, mark)))
-        elif isinstance(value, list):
-            item_marks = getattr(value, "item_marks", None) or [mark] * len(value)
-            pending.extend(zip(value, item_marks))
-    return sorted(found, key=lambda i: (i.mark.line, i.mark.column) if i.mark else (0, 0))
 
 
 def _explained_by(dropped: list[SpecIssue], names) -> "Callable[[SpecIssue], bool]":
