@@ -1,6 +1,7 @@
 import math
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,8 @@ def test_histogram_samples_belong_to_one_family():
     assert result["families"] == [{"name": "h", "type": "histogram", "help": None, "line": 1}]
     assert [(s["name"], s["labels"], s["line"]) for s in result["samples"]] == [
         ("h_bucket", {"le": "0.5"}, 2), ("h_bucket", {"le": "+Inf"}, 3), ("h_sum", {}, 4), ("h_count", {}, 5)]
-    assert result["unlabelled"] == {"h_sum": [0.7], "h_count": [2.0]}
+    assert result["unlabelled"] == {"h_sum": [Decimal("0.7")], "h_count": [2]}
+    assert type(result["unlabelled"]["h_count"][0]) is int
 
 
 def test_samples_without_type_get_inferred_unknown_families():
@@ -74,10 +76,12 @@ def test_duplicates_keyed_by_sorted_labels():
 def test_values_exponent_special_and_timestamp():
     result = parse("a 1.2e1\nb NaN\nc +Inf\nd -Inf 1700000000000\ne -0.5\n")
     values = {s["name"]: s["value"] for s in result["samples"]}
-    assert values["a"] == 12.0 and values["e"] == -0.5
+    assert values["a"] == 12 and type(values["a"]) is int
+    assert values["e"] == Decimal("-0.5") and type(values["e"]) is Decimal
     assert math.isnan(values["b"]) and values["c"] == math.inf and values["d"] == -math.inf
-    assert [s["timestamp"] for s in result["samples"]] == [None, None, None, 1700000000000.0, None]
-    assert all(type(s["value"]) is float for s in result["samples"])
+    assert all(type(values[name]) is float for name in "bcd")
+    assert [s["timestamp"] for s in result["samples"]] == [None, None, None, 1700000000000, None]
+    assert type(result["samples"][3]["timestamp"]) is int
 
 
 def test_label_values_with_escapes_braces_and_commas():
@@ -97,11 +101,13 @@ def test_colons_allowed_in_metric_names():
 
 
 @pytest.mark.parametrize("token, value", [
-    ("1", 1.0), ("-1", -1.0), ("+1", 1.0), ("1.", 1.0), (".5", 0.5), ("1e3", 1000.0), ("1E-3", 0.001),
-    ("-0.5e+2", -50.0), ("+Inf", math.inf), ("-Inf", -math.inf), ("1.7976931348623157e308", 1.7976931348623157e308),
+    ("1", 1), ("-1", -1), ("+1", 1), ("1.", 1), (".5", Decimal("0.5")), ("1e3", 1000), ("1E-3", Decimal("0.001")),
+    ("-0.5e+2", -50), ("+Inf", math.inf), ("-Inf", -math.inf),
+    ("1.7976931348623157e308", int(Decimal("1.7976931348623157e308"))),
 ])
 def test_sample_values_in_the_exposition_number_grammar(token, value):
-    assert parse(f"m {token}\n")["samples"][0]["value"] == value
+    parsed = parse(f"m {token}\n")["samples"][0]["value"]
+    assert parsed == value and type(parsed) is type(value)
     assert math.isnan(parse("m NaN\n")["samples"][0]["value"])
 
 
@@ -191,8 +197,8 @@ def test_more_samples_than_the_limit_is_too_large(monkeypatch):
 
 
 def test_family_line_is_its_first_help_or_type_line_or_first_sample():
-    result = parse("x 1\n# HELP h doc\n\n# TYPE h histogram\nh_sum 1\n# TYPE x gauge\n")
-    assert [(f["name"], f["type"], f["line"]) for f in result["families"]] == [("x", "gauge", 1), ("h", "histogram", 2)]
+    result = parse("x 1\n# HELP h doc\n\n# TYPE h histogram\nh_sum 1\n# HELP x late help\n")
+    assert [(f["name"], f["type"], f["line"]) for f in result["families"]] == [("x", "unknown", 1), ("h", "histogram", 2)]
 
 
 @pytest.mark.parametrize("text, line", [
@@ -207,7 +213,6 @@ def test_family_line_is_its_first_help_or_type_line_or_first_sample():
     ('m{a=b} 1\n', 1),                      # unquoted label value
     ('m{a="b" 1\n', 1),                     # unterminated label block
     ('m{a="1",a="2"} 1\n', 1),              # repeated label name
-    ('m{"a.b"="1"} 1\n', 1),                # quoted (UTF-8) label name is not 0.0.4
     ('m{__name__="n"} 1\n', 1),             # metric name given twice
     ("# TYPE m\nm 1\n", 1),                 # TYPE without a type
     ("# TYPE m bogus\n", 1),
@@ -249,3 +254,146 @@ def test_real_sglang_capture():
     func = [s for s in result["samples"] if s["name"] == "sglang:func_latency_seconds_bucket"]
     assert func[1]["labels"] == {"le": "0.07500000000000001", "name": "generate_request"}
     assert all(math.isfinite(s["value"]) for s in result["samples"])
+
+
+# ----------------------------------------------------------------- section 12 of the contract
+
+
+@pytest.mark.parametrize("text, line", [
+    ("b 42\nc 4", 2),                # a capture cut inside "c 42": not read as 4
+    ("b 4", 1),
+    ("b 42\n# HELP c doc", 2),
+    ("b 42\n\n  ", 3),               # blanks after the last line feed are an unterminated line
+    ("b 42\r", 1),
+])
+def test_a_file_whose_last_byte_is_not_a_line_feed_is_rejected(text, line):
+    error = error_of(text)
+    assert (error.code, error.line) == ("invalid-exposition", line)
+    assert "line feed" in error.message
+
+
+def test_an_empty_file_parses_to_nothing_and_a_final_line_feed_is_enough():
+    assert parse("") == {"families": [], "samples": [], "unlabelled": {}, "duplicates": []}
+    assert parse("\n")["samples"] == [] and parse("b 4\n")["unlabelled"] == {"b": [4]}
+
+
+@pytest.mark.parametrize("text, line", [
+    ("x 1\n# TYPE x counter\n", 2),
+    ("# HELP x doc\nx 1\n# TYPE x gauge\n", 3),
+    ('# TYPE h histogram\nh_bucket{le="1"} 1\n# TYPE h histogram\n', 3),   # also a second TYPE
+    ('{"a.b"} 1\n# TYPE "a.b" gauge\n', 2),
+])
+def test_type_after_samples_of_its_family_is_rejected(text, line):
+    error = error_of(text)
+    assert (error.code, error.line) == ("invalid-exposition", line)
+
+
+def test_help_after_samples_is_allowed_and_type_before_them_is_kept():
+    result = parse("# TYPE x counter\nx 1\n# HELP x doc\n")
+    assert result["families"] == [{"name": "x", "type": "counter", "help": "doc", "line": 1}]
+
+
+@pytest.mark.parametrize("token, value", [
+    ("12", 12), ("12.0", 12), ("1.2e1", 12), ("120e-1", 12), ("9007199254740993", 9007199254740993),
+    ("9007199254740993.0", 9007199254740993), ("1152921504606846976", 2 ** 60), ("-0", 0), ("0e999999999", 0),
+    ("1e308", 10 ** 308), ("0.1", Decimal("0.1")), ("9007199254740993.5", Decimal("9007199254740993.5")),
+    ("12.5", Decimal("12.5")), ("1e-400", Decimal("1e-400")), ("08", 8),
+])
+def test_values_are_the_exact_decimal_number_their_text_spells(token, value):
+    parsed = parse(f"m {token}\n")["samples"][0]["value"]
+    assert parsed == value and type(parsed) is type(value)
+
+
+@pytest.mark.parametrize("token", ["1e999999999", "-1e999999999", "1.8e308", "1" * 310])
+def test_huge_exponents_are_too_large_without_building_the_number(token):
+    error = error_of(f"m {token}\n")
+    assert (error.code, error.line) == ("invalid-exposition", 1) and "too large" in error.message
+
+
+@pytest.mark.parametrize("token, value", [("+5", 5), ("-5", -5), ("000000000000000000001700000000000", 1700000000000),
+                                          ("0", 0), ("-0", 0)])
+def test_timestamps_are_ints(token, value):
+    timestamp = parse(f"m 1 {token}\n")["samples"][0]["timestamp"]
+    assert timestamp == value and type(timestamp) is int
+
+
+@pytest.mark.parametrize("token", ["+", "-", "1e3", "0x10", "1.0"])
+def test_timestamps_that_are_not_integers(token):
+    assert error_of(f"m 1 {token}\n").code == "invalid-exposition"
+
+
+def test_quoted_metric_and_label_names_parse():
+    text = ('# HELP "name.with.dots" text \\"q\\"\n# TYPE "name.with.dots" counter\n'
+            '{"name.with.dots", label="x"} 1\n{"name.with.dots"} 2\nplain{"label.dotted"="y"} 3\n'
+            '{ "a\\\\b\\"c\\nd" , "l.1" = "v" , } 4\n')
+    result = parse(text)
+    assert result["families"][0] == {"name": "name.with.dots", "type": "counter", "help": 'text "q"', "line": 1}
+    assert [(s["name"], s["labels"], s["value"]) for s in result["samples"]] == [
+        ("name.with.dots", {"label": "x"}, 1), ("name.with.dots", {}, 2), ("plain", {"label.dotted": "y"}, 3),
+        ('a\\b"c\nd', {"l.1": "v"}, 4)]
+    assert result["unlabelled"] == {"name.with.dots": [2]}
+    assert parse('{"flare_x"} 5\nflare_x{} 6\n')["duplicates"] == [{"name": "flare_x", "labels": {}, "lines": [1, 2]}]
+
+
+@pytest.mark.parametrize("text", [
+    '{"a.b","c.d"} 1\n',          # two metric names
+    '{"a.b".x="1"} 1\n',          # the name runs into a label
+    '{name} 1\n',                 # an unquoted name in braces
+    '{x="1"} 1\n',                # no metric name at all
+    '{""} 1\n',                   # an empty quoted name
+    'm{"a.b"} 1\n',               # a second (quoted) metric name after a plain one
+    'm{""="v"} 1\n',              # an empty label name
+    'm{"__name__"="v"} 1\n',
+    'm{a="1","a"="2"} 1\n',       # the same label, plain and quoted
+    '{"a\\tb"} 1\n',              # an escape other than \\ \" \n
+    '{"a.b} 1\n',                 # unterminated
+    '"a.b" 1\n',                  # a quoted name outside braces
+    '# TYPE "a.b\n',
+    '# TYPE "" counter\n',
+    '# HELP "a.b"x text\n',
+    '# HELP m bad \\t escape\n',  # HELP escapes are \\ \n \" only, as in Prometheus
+    '# HELP m trailing backslash \\\n',
+    '# HELP\n',                   # HELP needs a metric name
+    '# TYPE m COUNTER\n',         # types are lowercase
+    '# TYPE m gaugehistogram\n',  # OpenMetrics, not 0.0.4
+])
+def test_malformed_quoted_names_and_comment_lines(text):
+    error = error_of(text)
+    assert (error.code, error.line) == ("invalid-exposition", 1)
+
+
+@pytest.mark.parametrize("text, line", [
+    ('# TYPE h histogram\nh_bucket{le="x"} 1\n', 2),
+    ('# TYPE h histogram\nh_bucket{le="1e999"} 1\n', 2),
+    ('# TYPE s summary\ns{quantile="0x1p-3"} 1\n', 2),
+    ('# TYPE h histogram\nh_count -1\n', 2),
+    ('# TYPE h histogram\nh_bucket{le="1"} -0.5\n', 2),
+    ('# TYPE h histogram\nh_bucket{le="+Inf"} -Inf\n', 2),
+])
+def test_what_prometheus_checks_in_histograms_and_summaries(text, line):
+    error = error_of(text)
+    assert (error.code, error.line) == ("invalid-exposition", line)
+
+
+def test_histogram_and_summary_bounds_prometheus_accepts():
+    result = parse('# TYPE h histogram\nh_bucket{le="Inf"} 1\nh_bucket{le="+infinity"} 1\nh_sum -3\n'
+                   'h_count NaN\n# TYPE s summary\ns{quantile="NaN"} -1\ns_count -2\n')
+    assert [s["value"] for s in result["samples"]][2] == -3
+
+
+def test_a_malformed_line_anywhere_rejects_even_in_a_family_nobody_reads():
+    good = "# TYPE flare_x gauge\nflare_x 0\n"
+    for bad in ("# TYPE other_family\n", "garbage here\n", 'other{a="1"} 1 2 3\n', "# HELP 1bad doc\n"):
+        assert error_of(good + bad).line == 3
+
+
+@pytest.mark.parametrize("line, outcome", [
+    (b'{"' + b'x\\"' * (MB2 // 3) + b'"} 1\n', "ok 2"),                               # a quoted name of escaped quotes
+    (b'{"' + b'x\\"' * (MB2 // 3) + b'} 1\n', "invalid-exposition 2"),                # ... unterminated
+    (b'{"a"' + b', "b"' * (MB2 // 5) + b"} 1\n", "invalid-exposition 2"),              # many bare names
+    (b"m{" + b",".join(b'"l.%d"="v"' % i for i in range(MB2 // 12)) + b"} 1\n", "ok 2"),  # many quoted labels
+    (b'# HELP "' + b'x\\"' * (MB2 // 3) + b'" ' + b"\\\\" * (MB2 // 2) + b"\n", "ok 1"),
+    (b"m{a=" + b" " * MB2 + b"x} 1\n", "invalid-exposition 2"),                        # blanks, then no value
+])
+def test_hostile_quoted_names_take_linear_time(line, outcome):
+    assert _parse_in_subprocess(b"ok 1\n" + line, timeout=30) == outcome

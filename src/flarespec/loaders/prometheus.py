@@ -4,9 +4,17 @@ An own parser rather than prometheus_client: its family parser renames counter s
 or strips ``_total``), keeps duplicates silently and does not say which line a sample came
 from, and its label parser takes quadratic time on a label value of many escaped quotes. So
 each line is classified here (blank, comment, HELP, TYPE, sample) and a sample line is read
-left to right -- name, label block one label at a time, value, timestamp -- by anchored
+left to right -- name, label block one item at a time, value, timestamp -- by anchored
 regular expressions whose repetitions never backtrack, so the work is linear in the line.
-Exposed names are kept exactly as written.
+Exposed names are kept exactly as written (quoted UTF-8 names with their escapes resolved).
+
+The rules are those of the Flare contract's section 12 ("Prometheus text, precisely"): the
+file ends with a line feed, a family has at most one ``# HELP`` and one ``# TYPE`` line and
+its ``# TYPE`` comes before its samples, timestamps are integers, any malformed line rejects,
+and quoted metric and label names (the Prometheus 3 form ``{"a.b", "c.d"="x"} 1``) parse.
+Values are exact: an integral value is an ``int``, any other finite value a
+``decimal.Decimal`` of exactly the number its text spells, and only ``NaN``, ``+Inf`` and
+``-Inf`` are floats. docs/loaders.md lists where this is stricter than prometheus/common.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from __future__ import annotations
 import math
 import re
 import sys
+from decimal import Decimal
 from itertools import chain
 
 from ._text import UTF8_BOM, decode_utf8
@@ -21,23 +30,34 @@ from .errors import LoadError
 from .limits import MAX_DOCUMENT_BYTES, MAX_SAMPLES, check_document_size, gc_paused
 
 _METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
-_BLANKS = re.compile(r"[ \t]*")
-_SEPARATOR = re.compile(r"[ \t]+")
+_BLANKS = re.compile(r"[ \t]*+")
+_WORD = re.compile(r"[^ \t]*+")
 _LINE_BLANKS = " \t\r"  # stripped from both ends of a line (CRLF line ends are tolerated)
-# One label: name = "value", then an optional comma. A value holds anything but a bare quote
-# or backslash; the only escapes are \\ \" \n (others are errors, as in Prometheus itself).
-# Possessive repetitions: a value is consumed once, never re-tried from inside.
-_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)[ \t]*=[ \t]*"((?:[^"\\]++|\\[\\"n])*+)"[ \t]*(,?)[ \t]*')
-_LABEL_ESCAPE = re.compile(r"\\(.)")
+# A quoted name or value holds anything but a bare quote or backslash; the only escapes are
+# \\ \" \n (others are errors, as in Prometheus itself). Possessive repetitions: a string is
+# consumed once, never re-tried from inside.
+_STRING = r'"((?:[^"\\]++|\\[\\"n])*+)"'
+_QUOTED = re.compile(_STRING)
+# One item of a label block: a label name (plain or quoted), then ``= "value"``, then an
+# optional comma. Without ``= "value"`` it is a quoted metric name (``{"a.b", x="1"}``).
+_ITEM = re.compile(r'(?:([a-zA-Z_][a-zA-Z0-9_]*+)|' + _STRING + r')[ \t]*+'
+                   r'(?:(=)[ \t]*+' + _STRING + r')?[ \t]*+(,?)[ \t]*+')
+_ESCAPE = re.compile(r"\\(.)")
 _UNESCAPED = {"\\": "\\", '"': '"', "n": "\n"}
+_HELP_TEXT = re.compile(r'(?:[^\\]++|\\[\\"n])*+')  # HELP escapes: \\ \n and \" (as Prometheus)
 # The value and the optional timestamp after the name or label block.
-_VALUE_FIELDS = re.compile(r"[ \t]*([^ \t]+)(?:[ \t]+([^ \t]+))?")
+_VALUE_FIELDS = re.compile(r"[ \t]*+([^ \t]++)(?:[ \t]++([^ \t]++))?")
 # Exactly the exposition format's numbers: ASCII digits, sign, point, exponent, and the
 # three spellings NaN, +Inf, -Inf (not Go ParseFloat's wider, case-insensitive set).
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|NaN|[+-]Inf")
-_TIMESTAMP = re.compile(r"-?[0-9]{1,19}")  # an int64 of milliseconds has at most 19 digits
+_SHORT_INTEGER = re.compile(r"[+-]?[0-9]{1,300}")  # an int at once: below 1e300, a double's range
+# What Prometheus (parseFloat: Go's ParseFloat without hexadecimal or '_') takes as the float
+# of an ``le`` or ``quantile`` label: also Inf, inf, Infinity and nan in any case.
+_LABEL_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                          r"|[+-]?(?i:inf(?:inity)?)|(?i:nan)")
+# int64 milliseconds: a sign, leading zeros, at most 19 more digits (as Go's ParseInt, base 10)
+_TIMESTAMP = re.compile(r"([+-]?)(?=[0-9])0*+([0-9]{0,19})")
 _INT64 = range(-(1 << 63), 1 << 63)
-_HELP_ESCAPE = re.compile(r"\\[\\n]")  # HELP text escapes only backslash and newline
 _TYPES = {"counter", "gauge", "histogram", "summary", "untyped"}
 # Sample names a family of each type owns besides its own name (0.0.4 has no _total rule).
 _SUFFIXES = {"histogram": ("_bucket", "_sum", "_count"), "summary": ("_sum", "_count")}
@@ -50,10 +70,14 @@ def parse_prometheus(data: bytes, *, limit: int = MAX_DOCUMENT_BYTES) -> dict:
     if data.startswith(UTF8_BOM):
         raise LoadError("bom", "exposition starts with a UTF-8 byte order mark", line=1)
     text = decode_utf8(data, "exposition")
+    if text and not text.endswith("\n"):  # an empty file has no line to end
+        raise _invalid(text.count("\n") + 1, "the last line does not end with a line feed "
+                                             "(a truncated capture?)")
 
     families: dict[str, dict] = {}
+    sampled: set[str] = set()                  # families that have a sample: no # TYPE now
     samples: list[dict] = []
-    unlabelled: dict[str, list[float]] = {}
+    unlabelled: dict[str, list] = {}
     first_line: dict[tuple, int] = {}          # _identity(sample) -> line of its first sample
     duplicate_lines: dict[tuple, list[int]] = {}
 
@@ -62,7 +86,7 @@ def parse_prometheus(data: bytes, *, limit: int = MAX_DOCUMENT_BYTES) -> dict:
         if not line:
             continue
         if line.startswith("#"):
-            _read_comment(line, number, families)
+            _read_comment(line, number, families, sampled)
             continue
         if len(samples) == MAX_SAMPLES:
             raise LoadError("too-large", f"more than {MAX_SAMPLES} samples (the limit for one exposition)",
@@ -70,8 +94,12 @@ def parse_prometheus(data: bytes, *, limit: int = MAX_DOCUMENT_BYTES) -> dict:
         sample = _read_sample(line, number)
         samples.append(sample)
         name = sample["name"]
-        if _family_of(name, families) is None:
-            families[name] = {"name": name, "type": "unknown", "help": None, "line": number}
+        family = _family_of(name, families)
+        if family is None:
+            family = families[name] = {"name": name, "type": "unknown", "help": None, "line": number}
+        elif family["type"] in _SUFFIXES:
+            _check_summary_or_histogram(sample, family, number)
+        sampled.add(family["name"])
         if not sample["labels"]:
             unlabelled.setdefault(name, []).append(sample["value"])
         key = _identity(name, sample["labels"])
@@ -96,43 +124,82 @@ def _invalid(number: int, message: str) -> LoadError:
     return LoadError("invalid-exposition", message, line=number)
 
 
-def _read_comment(line: str, number: int, families: dict) -> None:
-    words = _SEPARATOR.split(line[1:].lstrip(" \t"), maxsplit=2)
-    if words[0] not in ("HELP", "TYPE"):
+def _unescaped(text: str) -> str:
+    return _ESCAPE.sub(lambda m: _UNESCAPED[m[1]], text) if "\\" in text else text
+
+
+def _read_comment(line: str, number: int, families: dict, sampled: set) -> None:
+    rest = line[1:].lstrip(" \t")
+    keyword = _WORD.match(rest).group()
+    if keyword not in ("HELP", "TYPE"):
         return  # an ordinary comment
-    keyword = words[0]
-    if len(words) < 2 or not _METRIC_NAME.fullmatch(words[1]):
-        raise _invalid(number, f"# {keyword} line without a valid metric name")
-    name = words[1]
-    family = families.setdefault(name, {"name": name, "type": "unknown", "help": None, "line": number})
+    position = _BLANKS.match(rest, len(keyword)).end()
+    name, position = _comment_name(rest, position, keyword, number)
+    after = _BLANKS.match(rest, position).end()
+    if after == position and position < len(rest):  # the name runs into other text
+        raise _invalid(number, f"# {keyword} line without a valid metric name: {_shown(line)}")
+    text = rest[after:]
+    family = families.get(name)
     if keyword == "HELP":
-        if family["help"] is not None:
-            raise _invalid(number, f"second # HELP line for {name}")
-        text = words[2] if len(words) > 2 else ""
-        family["help"] = _HELP_ESCAPE.sub(lambda m: "\n" if m.group() == "\\n" else "\\", text)
-        return
-    if len(words) < 3 or words[2] not in _TYPES:
-        raise _invalid(number, f"# TYPE {name} needs one of {', '.join(sorted(_TYPES))}")
-    if family["type"] != "unknown":
-        raise _invalid(number, f"second # TYPE line for {name}")
-    family["type"] = words[2]
+        if family is not None and family["help"] is not None:
+            raise _invalid(number, f"second # HELP line for {_shown_name(name)}")
+        if not _HELP_TEXT.fullmatch(text):
+            raise _invalid(number, f"# HELP {_shown_name(name)}: an escape other than \\\\, \\n "
+                                   "and \\\" in the text")
+        help_text = _unescaped(text)
+    elif text not in _TYPES:
+        raise _invalid(number, f"# TYPE {_shown_name(name)} needs one of {', '.join(sorted(_TYPES))}")
+    elif family is not None and family["type"] != "unknown":
+        raise _invalid(number, f"second # TYPE line for {_shown_name(name)}")
+    elif name in sampled:
+        raise _invalid(number, f"# TYPE {_shown_name(name)} comes after samples of its family "
+                               "(it must come before them)")
+    if family is None:
+        family = families[name] = {"name": name, "type": "unknown", "help": None, "line": number}
+    if keyword == "HELP":
+        family["help"] = help_text
+    else:
+        family["type"] = text
+
+
+def _comment_name(rest: str, position: int, keyword: str, number: int) -> tuple[str, int]:
+    """The metric name of a # HELP or # TYPE line (plain or quoted) and the position after it."""
+    if rest.startswith('"', position):
+        match = _QUOTED.match(rest, position)
+        if match is None:
+            raise _invalid(number, f"# {keyword}: malformed quoted metric name (unterminated, or an "
+                                   "escape other than \\\\, \\\" and \\n)")
+        if not match[1]:
+            raise _invalid(number, f"# {keyword}: the quoted metric name is empty")
+        return sys.intern(_unescaped(match[1])), match.end()
+    match = _METRIC_NAME.match(rest, position)
+    if match is None:
+        raise _invalid(number, f"# {keyword} line without a valid metric name")
+    return sys.intern(match.group()), match.end()
 
 
 def _read_sample(line: str, number: int) -> dict:
-    """``name[{labels}] value [timestamp]``, read left to right."""
-    match = _METRIC_NAME.match(line)
-    if match is None:
-        raise _invalid(number, f"not a sample line: {_shown(line)}")
-    name, position = sys.intern(match.group()), match.end()  # names repeat: one string each
-    position = _BLANKS.match(line, position).end()
-    labels = {}
-    if line.startswith("{", position):
-        labels, position = _read_labels(line, position + 1, number)
-    elif position == match.end() and position < len(line):  # the name runs into other text
-        raise _invalid(number, f"invalid metric name in {_shown(line)}")
+    """``name[{labels}] value [timestamp]`` or ``{"name", labels} value [timestamp]``, read
+    left to right."""
+    if line.startswith("{"):  # the metric name is a quoted item of the label block
+        name, labels, position = _read_labels(line, 1, number, braced_name=True)
+        if name is None:
+            raise _invalid(number, f"no metric name (a label block needs a name before it or a "
+                                   f"quoted name in it): {_shown(line)}")
+    else:
+        match = _METRIC_NAME.match(line)
+        if match is None:
+            raise _invalid(number, f"not a sample line: {_shown(line)}")
+        name, position = sys.intern(match.group()), match.end()  # names repeat: one string each
+        position = _BLANKS.match(line, position).end()
+        labels = {}
+        if line.startswith("{", position):
+            _, labels, position = _read_labels(line, position + 1, number, braced_name=False)
+        elif position == match.end() and position < len(line):  # the name runs into other text
+            raise _invalid(number, f"invalid metric name in {_shown(line)}")
     fields = _VALUE_FIELDS.fullmatch(line, position)
     if fields is None:
-        raise _invalid(number, f"expected a value and an optional timestamp after {name}, "
+        raise _invalid(number, f"expected a value and an optional timestamp after {_shown_name(name)}, "
                                f"got {_shown(line[position:])}")
     value_text, timestamp_text = fields.groups()
     timestamp = None if timestamp_text is None else _parse_timestamp(timestamp_text, number)
@@ -140,45 +207,100 @@ def _read_sample(line: str, number: int) -> dict:
             "timestamp": timestamp, "line": number}
 
 
-def _read_labels(line: str, position: int, number: int) -> tuple[dict, int]:
-    """The labels after ``{`` at ``position``; returns them and the position after ``}``."""
+def _read_labels(line: str, position: int, number: int, *,
+                 braced_name: bool) -> tuple[str | None, dict, int]:
+    """The items after ``{`` at ``position``: the metric name when ``braced_name`` (a quoted
+    item without ``=``), the labels, and the position after ``}``."""
     labels: dict[str, str] = {}
+    name = None
     position = _BLANKS.match(line, position).end()
     while not line.startswith("}", position):
-        match = _LABEL.match(line, position)
+        match = _ITEM.match(line, position)
         if match is None:
             raise _invalid(number, f"malformed label block at column {position + 1} in {_shown(line)}")
-        label, value, comma = match.groups()
-        if label == "__name__":  # it would rename the sample
-            raise _invalid(number, "the label name __name__ is not allowed in a label block")
-        if label in labels:
-            raise _invalid(number, f"label {label!r} is given twice")
-        labels[sys.intern(label)] = _LABEL_ESCAPE.sub(lambda m: _UNESCAPED[m[1]], value) if "\\" in value else value
+        plain, quoted, equals, value, comma = match.groups()
+        if equals is None:  # a bare name: the metric name, or a label without its value
+            after_name = _BLANKS.match(line, match.end(2) + 1 if plain is None else match.end(1)).end()
+            if line.startswith("=", after_name):
+                raise _invalid(number, f"malformed label value after the '=' at column {after_name + 1} (not a "
+                                       "terminated quoted string, or an escape other than \\\\, "
+                                       f"\\\" and \\n) in {_shown(line)}")
+            if not braced_name or plain is not None:
+                raise _invalid(number, f"expected '=' and a quoted value after the label name at "
+                                       f"column {position + 1} in {_shown(line)}")
+            if name is not None:
+                raise _invalid(number, f"a second metric name in the label block: {_shown(line)}")
+            if not quoted:
+                raise _invalid(number, "the quoted metric name is empty")
+            name = sys.intern(_unescaped(quoted))
+        else:
+            label = plain if plain is not None else _unescaped(quoted)
+            if not label:
+                raise _invalid(number, f"an empty label name in {_shown(line)}")
+            if label == "__name__":  # it would rename the sample
+                raise _invalid(number, "the label name __name__ is not allowed in a label block")
+            if label in labels:
+                raise _invalid(number, f"label {label!r} is given twice")
+            labels[sys.intern(label)] = _unescaped(value)
         position = match.end()
         if not comma and not line.startswith("}", position):
             raise _invalid(number, f"expected ',' or '}}' at column {position + 1} in {_shown(line)}")
-    return labels, position + 1
+    return name, labels, position + 1
 
 
-def _parse_value(token: str, number: int) -> float:
+def _parse_value(token: str, number: int):
+    """The exact value: an int when integral, else a Decimal; NaN and ±Inf as floats."""
+    if _SHORT_INTEGER.fullmatch(token):
+        return int(token)
     if not _NUMBER.fullmatch(token):
         raise _invalid(number, f"sample value {_shown(token)} is not a number "
                                "(digits, '.', exponent, NaN, +Inf or -Inf)")
-    value = float(token)
-    if math.isinf(value) and not token.endswith("Inf"):
+    if token[-1] in "Nf":  # NaN, +Inf, -Inf
+        return float(token)
+    if math.isinf(float(token)):  # also bounds the exact value's digits (at most 309 before the point)
         raise _invalid(number, f"sample value {_shown(token)} is too large for a double-precision float")
+    exact = Decimal(token)
+    if exact.is_zero():  # 0e999999999 is 0, without building its digits
+        return 0
+    integral = exact.to_integral_value()
+    return int(integral) if integral == exact else exact
+
+
+def _parse_timestamp(token: str, number: int) -> int:
+    match = _TIMESTAMP.fullmatch(token)
+    value = None if match is None else int(match[1] + (match[2] or "0"))
+    if value is None or value not in _INT64:  # (None in a range would walk the whole range)
+        raise _invalid(number, f"timestamp {_shown(token)} is not a 64-bit integer (milliseconds)")
     return value
 
 
-def _parse_timestamp(token: str, number: int) -> float:
-    if not _TIMESTAMP.fullmatch(token) or int(token) not in _INT64:
-        raise _invalid(number, f"timestamp {_shown(token)} is not a 64-bit integer (milliseconds)")
-    return float(token)
+def _check_summary_or_histogram(sample: dict, family: dict, number: int) -> None:
+    """What Prometheus checks in a summary's or histogram's samples: the ``quantile`` or
+    ``le`` label is a float, and a histogram's count and buckets are not negative."""
+    labels, base = sample["labels"], family["name"]
+    bound = "quantile" if family["type"] == "summary" else "le"
+    if bound in labels:
+        text = labels[bound]
+        if not _LABEL_FLOAT.fullmatch(text) or (
+                math.isinf(float(text)) and not text.lower().endswith(("inf", "infinity"))):
+            raise _invalid(number, f"the {bound!r} label of {_shown_name(sample['name'])} is "
+                                   f"{_shown(text)}, not a float")
+    if family["type"] != "histogram" or not sample["value"] < 0:
+        return
+    if sample["name"] == base + "_count":
+        raise _invalid(number, f"negative count for histogram {_shown_name(base)}")
+    if sample["name"] != base + "_sum" and bound in labels:
+        raise _invalid(number, f"negative bucket population for histogram {_shown_name(base)}")
 
 
 def _shown(text: str) -> str:
     """A line or token in a message: quoted, at most 80 characters of it."""
     return repr(text[:80]) + ("..." if len(text) > 80 else "")
+
+
+def _shown_name(name: str) -> str:
+    """A metric name in a message: as is when plain, else quoted."""
+    return name if _METRIC_NAME.fullmatch(name) else _shown(name)
 
 
 def _family_of(sample_name: str, families: dict) -> dict | None:
