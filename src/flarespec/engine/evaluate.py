@@ -361,11 +361,12 @@ class Evaluation:
                     if digest:
                         self.report.files[loaded.path] = digest
 
-    def document_paths(self, names) -> set[str]:
-        """The paths of every instance of the named documents. Raises Unavailable when an
-        iteration they depend on could not be walked (a document it runs over failed,
-        already reported): the set would be incomplete, and a manifest checked against it
-        would report entries of the missing instances as extra."""
+    def document_paths(self, names, *, complete: bool = False) -> set[str]:
+        """The paths of every instance of the named documents that can be found. With
+        ``complete``, raises Unavailable when an iteration they depend on could not be
+        walked (a document it runs over failed, already reported): the set would lack the
+        instances of the missing elements, and a check that every entry names one of them
+        would report their entries as extra. Without it, the paths that are known."""
         paths = set()
         for name in names:
             each = self.spec.documents[name].each
@@ -373,7 +374,8 @@ class Evaluation:
                 path = self._path_of(name, scope)
                 if path is not None:
                     paths.add(path)
-            if each and self._incomplete.intersection(self.spec.iterations[each].chain):
+            if complete and each and \
+                    self._incomplete.intersection(self.spec.iterations[each].chain):
                 raise Unavailable(name)
         return paths
 
@@ -995,8 +997,8 @@ class RuleContext:
     def scopes(self, iteration: str) -> list[dict]:
         return self._evaluation.scopes(iteration)
 
-    def document_paths(self, names) -> set[str]:
-        return self._evaluation.document_paths(names)
+    def document_paths(self, names, *, complete: bool = False) -> set[str]:
+        return self._evaluation.document_paths(names, complete=complete)
 
     def digest(self, path: str) -> str | None:
         return self._evaluation.digest(path)

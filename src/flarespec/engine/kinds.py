@@ -688,7 +688,7 @@ def manifest_lists_only(ctx, matches: list[Match], arg) -> Iterator[Failure]:
         if not isinstance(match.value, dict):
             yield _not_a_manifest(match)
             continue
-        paths = ctx.document_paths(arg)
+        paths = ctx.document_paths(arg, complete=True)  # "extra" needs every path
         for key in match.value:
             if key not in paths:
                 yield Failure(f"entry {key} names no referenced file", None, key,
