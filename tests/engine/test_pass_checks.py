@@ -9,12 +9,13 @@ one kind's answer into another's."""
 from __future__ import annotations
 
 import copy
+from decimal import Decimal
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flarespec.engine.kinds import JSON_TYPES, KINDS
+from flarespec.engine.kinds import JSON_TYPES, KINDS, is_finite_number, is_integral_number
 from flarespec.engine.passes import COLLECTIVE_PASSES, PASSES, NotKnown, value_passes
 from flarespec.engine.paths import Match
 
@@ -24,6 +25,16 @@ SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allo
 VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
     st.lists(inner, max_size=3), st.dictionaries(KEYS, inner, max_size=3)), max_leaves=8)
 NUMBERS = st.one_of(st.integers(-3, 3), st.floats(-3, 3), st.sampled_from([True, "1"]))
+# The Prometheus loader's exact values: ints of any size, Decimals for the non-integral ones
+# (and, from elsewhere, Decimal specials), beside the floats NaN and ±inf.
+EXACT = st.one_of(
+    st.integers(), st.sampled_from([2 ** 53 + 1, 10 ** 400, -(10 ** 400)]),
+    st.decimals(allow_nan=True, allow_infinity=True),
+    st.sampled_from([Decimal("12.5"), Decimal("12.0"), Decimal("-0.5"), Decimal("9007199254740993.5"),
+                     Decimal("1E+400"), Decimal("1E-400"), Decimal("0E+999999999"), Decimal("Infinity"),
+                     Decimal("NaN"), Decimal(3)]),
+    st.integers(-3, 3).map(lambda n: Decimal(n) / 2))
+NUMERIC_KINDS = {"finite", "integral", "range", "monotonic"}  # where an exact value is sensible
 
 
 def like(data, value):
@@ -122,7 +133,8 @@ def _check_verdict(name: str, value, arg):
 def test_a_pass_check_agrees_with_its_kind(name, data):
     collective = name in COLLECTIVE_PASSES
     objects = st.dictionaries(KEYS, VALUES, min_size=1, max_size=3)  # most passes need one
-    value = data.draw(st.lists(VALUES, max_size=4) if collective else st.one_of(VALUES, objects))
+    values = st.one_of(VALUES, EXACT) if name in NUMERIC_KINDS else VALUES
+    value = data.draw(st.lists(values, max_size=4) if collective else st.one_of(values, objects))
     arg = ARGUMENTS[name](data, value)
     reported = _reporting_verdict(name, value, arg)
     checked = _check_verdict(name, value, arg)
@@ -151,3 +163,18 @@ def test_a_kind_without_a_pass_check_is_not_known():
 def test_a_generated_order_is_not_known():
     with pytest.raises(NotKnown):
         COLLECTIVE_PASSES["order_equals"](["r0"], {"format": "r{r}", "product": {"r": [0]}})
+
+
+@pytest.mark.parametrize("value, finite, integral", [
+    (12, True, True), (2 ** 60 + 1, True, True), (10 ** 400, True, True), (-(10 ** 400), True, True),
+    (12.0, True, True), (12.5, True, False), (float("nan"), False, False), (float("inf"), False, False),
+    (Decimal("12.5"), True, False), (Decimal("12.0"), True, True), (Decimal("9007199254740993.5"), True, False),
+    (Decimal("1E+400"), True, True), (Decimal("1E-400"), True, False), (Decimal("NaN"), False, False),
+    (Decimal("-Infinity"), False, False), (True, False, False), ("12", False, False), (None, False, False),
+])
+def test_finite_and_integral_are_exact(value, finite, integral):
+    assert is_finite_number(value) is finite and is_integral_number(value) is integral
+    for name, expected in (("finite", finite), ("integral", integral)):
+        assert PASSES[name](value, True) is expected
+        assert _reporting_verdict(name, value, True) is expected
+        assert PASSES[name](value, False) is True and _reporting_verdict(name, value, False) is True

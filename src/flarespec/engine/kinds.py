@@ -18,6 +18,7 @@ import itertools
 import json
 import math
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Callable, Iterator
 
 import re2
@@ -208,7 +209,33 @@ def json_type(value: Any) -> str:
 
 
 def is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """An int, a float or a Decimal (the Prometheus loader's exact non-integral values)."""
+    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
+
+
+def is_finite_number(value: Any) -> bool:
+    """A number that is neither NaN nor infinite, decided exactly: any int, however large
+    (``math.isfinite`` would overflow converting it), a finite float or Decimal."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, Decimal) and value.is_finite()
+
+
+def is_integral_number(value: Any) -> bool:
+    """A finite number with no fractional part, decided exactly: ``Decimal('12.5')`` is not,
+    ``12``, ``12.0`` and ``Decimal('12.0')`` are (never via float, which would round
+    ``Decimal('9007199254740993.5')`` to an integer)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    if isinstance(value, float):
+        return value.is_integer()  # False for NaN and the infinities
+    return isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value()
 
 
 def _same_json(left: Any, right: Any) -> bool:
@@ -389,15 +416,15 @@ def range_(ctx, match: Match, arg) -> Iterator[Failure]:
 def finite(ctx, match: Match, arg) -> Iterator[Failure]:
     """A number that is neither NaN nor infinite."""
     value = match.value
-    if arg and not (is_number(value) and math.isfinite(value)):
+    if arg and not is_finite_number(value):
         yield Failure("is not a finite number", "finite number", value)
 
 
 @assertion("integral", check=_boolean)
 def integral(ctx, match: Match, arg) -> Iterator[Failure]:
-    """A number with no fractional part (12 and 12.0 both pass; NaN and ±inf fail)."""
+    """A number with no fractional part, exactly (12 and 12.0 pass; 12.5, NaN and ±inf fail)."""
     value = match.value
-    if arg and not (is_number(value) and math.isfinite(value) and float(value).is_integer()):
+    if arg and not is_integral_number(value):
         yield Failure("is not an integral number", "integral number", value)
 
 

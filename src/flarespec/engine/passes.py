@@ -21,7 +21,6 @@ and mutated packets both ways and compare the receipts (``tests/engine/test_pass
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Callable
 
@@ -30,6 +29,8 @@ from flarespec.engine.kinds import (
     _canonical,
     _same_json,
     compiled_pattern,
+    is_finite_number,
+    is_integral_number,
     is_number,
     json_type,
     strict_equal,
@@ -83,11 +84,11 @@ def _holds(key: str, value, bound) -> bool:
 
 
 def _finite(value: Any, arg) -> bool:
-    return not arg or (is_number(value) and math.isfinite(value))
+    return not arg or is_finite_number(value)
 
 
 def _integral(value: Any, arg) -> bool:
-    return not arg or (is_number(value) and math.isfinite(value) and float(value).is_integer())
+    return not arg or is_integral_number(value)
 
 
 def _within(arg: dict, measured: int) -> bool:
