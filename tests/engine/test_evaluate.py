@@ -392,6 +392,23 @@ def test_ref_default_and_unresolved_ref(tmp_path):
     assert [v.binding for v in report.violations[1:3]] == ["s0 / $.items[0]", "s0 / $.items[1]"]
 
 
+def test_a_default_never_makes_a_present_null_look_absent(tmp_path):
+    """Issue 13: ``default`` stands in only for a place that is not there; a present null is
+    null (here: not a bound, so the range cannot be evaluated, a violation, never a pass)."""
+    spec = case_spec(tmp_path, """
+        rules:
+          - id: toy.shelf.max
+            description: A shelf's total is at most its max_count (3 where none is given).
+            for_each: shelf
+            given: "shelf_file:$.total"
+            assert: {equals: {ref: "shelf_file:$.max_count", default: 3}}
+    """)
+    assert run(tmp_path / "absent", spec).violations == []
+    report = run(tmp_path / "null", spec, lambda d: d["shelves/s1.json"].update(max_count=None))
+    assert [(v.rule, v.file, v.location, v.expected, v.actual) for v in report.violations] == [
+        ("toy.shelf.max", "shelves/s1.json", "$.total", None, 3)]
+
+
 def test_ref_matching_several_places_without_all(tmp_path):
     spec = case_spec(tmp_path, """
         rules:
