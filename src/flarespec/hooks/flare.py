@@ -11,7 +11,6 @@ the file the argument was read from (the before or after snapshot …) and its l
 
 from __future__ import annotations
 
-import math
 import statistics
 from typing import Iterator
 
@@ -19,13 +18,34 @@ from flarespec.engine.hooks import Failure, MetricResult, check_hook, metric_hoo
 from flarespec.engine.paths import child_location
 
 
-def _sample(values: dict | None, name: str):
-    """The single unlabelled value of ``name`` in a loaded snapshot's ``unlabelled`` map."""
-    found = (values or {}).get(name)
-    if not isinstance(found, list) or len(found) != 1:
-        return None
+def _sample(values, name: str, source: str) -> tuple[int | None, Failure | None]:
+    """The single unlabelled value of ``name`` in a loaded snapshot's ``unlabelled`` map
+    (the argument ``source``), as an exact int; or, failing closed, the Failure saying what
+    was found instead: no sample, several, or a value that is not a finite integer.
+
+    The Prometheus loader gives integral values as ints (``12.0`` and ``1.2e1`` are 12), so
+    the arithmetic on them is exact at any size; a float here is NaN or ±Inf (or came from
+    some other loader) and is used only when integral, converted exactly."""
+    location = child_location("$", name)
+    if not isinstance(values, dict):
+        return None, Failure(f"{name}: the {source} argument is {type(values).__name__}, not a "
+                             "snapshot's map of unlabelled samples", "unlabelled samples",
+                             type(values).__name__, source=source)
+    found = values.get(name)
+    if not isinstance(found, list) or not found:
+        return None, Failure(f"{name}: no unlabelled sample in the {source} snapshot",
+                             "one unlabelled sample", "missing", location=location, source=source)
+    if len(found) != 1:
+        return None, Failure(f"{name}: {len(found)} unlabelled samples in the {source} snapshot, "
+                             "expected exactly one", "one unlabelled sample",
+                             f"{len(found)} samples", location=location, source=source)
     value = found[0]
-    return value if isinstance(value, (int, float)) and math.isfinite(value) else None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # exact: a float that is an integer converts without rounding
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None, Failure(f"{name} is {value}, not a finite integer, in the {source} snapshot",
+                             "finite integer", value, location=f"{location}[0]", source=source)
+    return value, None
 
 
 @metric_hook("flare.delivery_ttft_median",
@@ -66,9 +86,11 @@ def counter_delta(ctx, args) -> Iterator[Failure]:
     (a dotted path) over ``observations``.
     """
     counter = args["counter"]
-    before, after = _sample(args["before"], counter), _sample(args["after"], counter)
-    if before is None or after is None:
-        return  # a missing or malformed sample is the snapshot rules' violation, not this one
+    (before, missing_before), (after, missing_after) = (_sample(args["before"], counter, "before"),
+                                                        _sample(args["after"], counter, "after"))
+    if before is None or after is None:  # fail closed: a counter not there never passes
+        yield from (failure for failure in (missing_before, missing_after) if failure)
+        return
     if "sum_field" in args:
         expected = 0
         for index, observation in enumerate(args["observations"] or []):
@@ -84,7 +106,7 @@ def counter_delta(ctx, args) -> Iterator[Failure]:
     else:
         expected = args["per_request"] * len(args["requests"] or [])
     if after - before != expected:
-        yield Failure(f"{counter} moved by {after - before:g} ({before:g} -> {after:g}), "
+        yield Failure(f"{counter} moved by {after - before} ({before} -> {after}), "
                       f"expected {expected}", expected, after - before,
                       location=child_location("$", counter), source="after")
 
@@ -94,9 +116,12 @@ def counter_delta(ctx, args) -> Iterator[Failure]:
 def counters_monotonic(ctx, args) -> Iterator[Failure]:
     """No counter decreases from a group's before-snapshot to its after-snapshot."""
     for counter in args["counters"]:
-        before, after = _sample(args["before"], counter), _sample(args["after"], counter)
-        if before is not None and after is not None and after < before:
-            yield Failure(f"{counter} decreased from {before:g} to {after:g}", f">= {before:g}",
+        (before, missing_before), (after, missing_after) = (_sample(args["before"], counter, "before"),
+                                                            _sample(args["after"], counter, "after"))
+        if before is None or after is None:  # fail closed
+            yield from (failure for failure in (missing_before, missing_after) if failure)
+        elif after < before:
+            yield Failure(f"{counter} decreased from {before} to {after}", f">= {before}",
                           after, location=child_location("$", counter), source="after")
 
 
@@ -104,16 +129,19 @@ def counters_monotonic(ctx, args) -> Iterator[Failure]:
             args={"snapshot": "any", "parts": "list", "total": "any"})
 def conservation(ctx, args) -> Iterator[Failure]:
     """The named gauges of one snapshot add up to a prepared total."""
-    parts = [_sample(args["snapshot"], name) for name in args["parts"]]
+    found = [_sample(args["snapshot"], name, "snapshot") for name in args["parts"]]
     total = args["total"]
-    if any(part is None for part in parts):
-        return  # reported by the snapshot sample rules
+    missing = [failure for _, failure in found if failure]
+    if missing:  # fail closed: a part not there never adds up
+        yield from missing
+        return
+    parts = [value for value, _ in found]
     if isinstance(total, bool) or not isinstance(total, (int, float)):
         yield Failure(f"the prepared total is {total!r}, not a number", "number", total)
         return
-    if sum(parts) != total:
-        values = " + ".join(f"{part:g}" for part in parts)
-        yield Failure(f"{' + '.join(args['parts'])} = {values} = {sum(parts):g}, expected the "
+    if sum(parts) != total:  # ints, compared exactly (also with a float total)
+        values = " + ".join(str(part) for part in parts)
+        yield Failure(f"{' + '.join(args['parts'])} = {values} = {sum(parts)}, expected the "
                       f"prepared total {total}", total, sum(parts),
                       location=child_location("$", args["parts"][0]), source="snapshot")
 
@@ -123,9 +151,12 @@ def conservation(ctx, args) -> Iterator[Failure]:
 def counter_continuity(ctx, args) -> Iterator[Failure]:
     """A group's before-counters equal the previous group's after-counters (a warning)."""
     for counter in args["counters"]:
-        was, now = _sample(args["previous_after"], counter), _sample(args["before"], counter)
-        if was is not None and now is not None and was != now:
-            yield Failure(f"{counter} is {now:g} here but {was:g} at the end of the previous "
+        (was, missing_was), (now, missing_now) = (_sample(args["previous_after"], counter, "previous_after"),
+                                                  _sample(args["before"], counter, "before"))
+        if was is None or now is None:  # fail closed (a warning, as the rule's severity says)
+            yield from (failure for failure in (missing_was, missing_now) if failure)
+        elif was != now:
+            yield Failure(f"{counter} is {now} here but {was} at the end of the previous "
                           f"group", was, now, location=child_location("$", counter),
                           source="before")
 
