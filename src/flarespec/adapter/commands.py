@@ -21,7 +21,7 @@ from pathlib import Path
 from flarespec.adapter import parallel
 from flarespec.adapter import receipt as receipts
 from flarespec.adapter.receipt import OutputRefused, ReceiptUnwritable
-from flarespec.adapter.select import SPEC_INVALID, bundled_specs, select_spec
+from flarespec.adapter.select import SPEC_INVALID, select_spec, selectable_specs
 from flarespec.engine.evaluate import INTERNAL_ERROR, Evaluation
 from flarespec.engine.kinds import strict_equal
 from flarespec.engine.report import Report, Violation, shorten
@@ -86,7 +86,8 @@ def choose_spec(entry: Path, spec_path: str | Path | None
     try:
         if spec_path is not None:
             return open_compiled(spec_path), []
-        chosen = select_spec(entry, bundled_specs())
+        specs, broken = selectable_specs()
+        chosen = select_spec(entry, specs, broken)
         return chosen.spec, chosen.violations
     except SpecInvalid as problem:
         return None, _spec_invalid(problem)

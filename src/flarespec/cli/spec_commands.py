@@ -52,11 +52,19 @@ def spec():
 def list_specs():
     """List the bundled specs and what each applies to (a spec without applies_to is
     never chosen for a packet: it is used only when named with --spec)."""
-    from flarespec.adapter.select import bundled_specs, describe_condition
+    from flarespec.adapter.select import describe_condition, is_draft
+    from flarespec.spec.open import bundled_loadable
 
-    for compiled in bundled_specs():
+    specs, problems = bundled_loadable()
+    for compiled in specs:
+        draft = "  (draft: never chosen for a packet)" if is_draft(compiled) else ""
         click.echo(f"{describe_condition(compiled)}  [{len(compiled.rules)} rules]  "
-                   f"{compiled.resolved.chain[0].path}")
+                   f"{compiled.resolved.chain[0].path}{draft}")
+    for issue in problems:
+        click.echo(f"error: {issue} (this file is skipped: no packet is matched against it)",
+                   err=True)
+    if problems:
+        raise SystemExit(2)
 
 
 @spec.command("show")

@@ -33,6 +33,7 @@ NO_APPLIES_TO = "spec.no-applies-to"
 APPLIES_TO_OVERLAP = "spec.applies-to-overlap"
 APPLIES_TO_UNDECIDED = "spec.applies-to-undecided"
 CONSTANT_IN_CONSTANTS = "spec.constant-in-constants"
+DRAFT = "spec.draft"
 
 
 @dataclass
@@ -192,6 +193,12 @@ def _warnings(resolved: ResolvedSpec) -> list[SpecIssue]:
             "with --spec; add applies_to (e.g. the revision it covers) to have it selected",
             getattr(own, "key_marks", {}).get("id") or getattr(own, "mark", None),
             NO_APPLIES_TO, WARNING))
+    if own.get("draft") is True:
+        found.append(SpecIssue(
+            "a draft (draft: true): never chosen for a packet by applies_to and never the "
+            "default spec of fixture write or demo, only used when named with --spec; "
+            "remove draft: true when the revision is released",
+            getattr(own, "key_marks", {}).get("draft"), DRAFT, WARNING))
     constants = own.get("constants")
     for text, mark in _strings(constants, getattr(own, "key_marks", {}).get("constants")):
         if "${" in text:

@@ -187,6 +187,12 @@ class SpecLibrary:
             raise SpecInvalid(self.broken)
         return found
 
+    def loadable(self) -> tuple[list[SpecFile], list[SpecIssue]]:
+        """Every spec file that reads, and the issues of those that do not (each naming its
+        file): one broken file never hides the others."""
+        specs = {**self._index(), **self._added}
+        return list(specs.values()), list(self.broken)
+
     def all(self) -> list[SpecFile]:
         """Every spec; a broken file among them is an error here (bundled specs must all load)."""
         specs = {**self._index(), **self._added}

@@ -84,6 +84,8 @@ SPEC = {
     "description": {"type": "string"},
     "extends": {"type": "string", "regex": SPEC_ID},
     "applies_to": _CONDITION,
+    # a draft is never chosen for a packet nor written by default: used only when named
+    "draft": {"type": "boolean"},
     "limits": {"type": "string"},
     # the registered packet writer of `flarespec fixture write` (inherited through extends)
     "writer": {"type": "string", "regex": NAME},

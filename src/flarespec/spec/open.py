@@ -28,6 +28,7 @@ BUNDLED_ENTRY = "bundled.pickle"
 _compiled: dict[tuple, CompiledSpec] = {}
 _bundled_library: SpecLibrary | None = None
 _bundled_specs: list[CompiledSpec] | None = None
+_bundled_partial: tuple[list, list] | None = None  # bundled_loadable, when some file is broken
 
 
 def bundled_library() -> SpecLibrary:
@@ -84,11 +85,34 @@ def bundled_compiled(library: SpecLibrary | None = None) -> list[CompiledSpec]:
     return [_compiled_bundled(spec_file, library) for spec_file in library.all()]
 
 
+def bundled_loadable() -> tuple[list[CompiledSpec], list[SpecIssue]]:
+    """The bundled specs that compile, and the problems of the files that do not (each
+    naming its file). A broken or half-written file under ``specs/`` then never changes what
+    happens to a packet another spec applies to: selection, ``spec list``, ``spec test`` and
+    the default spec of ``fixture write`` use the rest and report it."""
+    global _bundled_partial
+    try:
+        return list(_bundled_set()), []
+    except SpecInvalid:
+        pass
+    if _bundled_partial is None:
+        library = bundled_library()
+        files, problems = library.loadable()
+        specs = []
+        for spec_file in files:
+            try:
+                specs.append(_compiled_bundled(spec_file, library))
+            except SpecInvalid as problem:
+                problems.extend(problem.issues)
+        _bundled_partial = (specs, problems)
+    return list(_bundled_partial[0]), list(_bundled_partial[1])
+
+
 def _bundled_by_id(spec_id: str) -> CompiledSpec | None:
     """The bundled spec with this id from the compiled set (the cache), or None: not there,
     or some bundled spec does not compile (the library then says what is wrong)."""
     try:
-        return next((spec for spec in _bundled_set() if spec.id == spec_id), None)
+        return next((spec for spec in bundled_loadable()[0] if spec.id == spec_id), None)
     except SpecInvalid:  # a broken bundled spec must not stop another one from opening
         return None
 
@@ -189,7 +213,7 @@ def check_spec_ref(ref: str) -> None:
 
 
 def unknown_spec(ref: str, library: SpecLibrary) -> SpecInvalid:
-    ids = sorted(spec.id for spec in library.all())
+    ids = sorted(spec.id for spec in library.loadable()[0])
     return SpecInvalid([SpecIssue(
         f"{ref!r} is neither a spec file nor a bundled spec id{did_you_mean(ref, ids)}; "
         f"bundled: {', '.join(ids) or 'none'}", None, UNKNOWN_SPEC)])

@@ -33,7 +33,7 @@ PATH_FILTERS = {
 _BY_NAME = ("constants", "documents", "iterations", "identities")
 # Merge directives of a spec file: they shape the resolved spec but are not part of it.
 _DIRECTIVES = ("extends", "drop_rules", "drop_documents")
-_HEADER = ("flarespec", "id", "title", "description", "applies_to", "limits")
+_HEADER = ("flarespec", "id", "title", "description", "applies_to", "limits", "draft")
 
 
 @dataclass
