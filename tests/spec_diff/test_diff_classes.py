@@ -82,7 +82,7 @@ CASES = [
      "renamed from toy.index.files.digest"),
     ("rules-and-documents", "rule toy.ledger.note", "neutral", "added"),
     # constants.yaml: mixed readers, a substituted regex, an unread constant
-    ("constants", "constant colours[3]", "review", "added"),
+    ("constants", "constant colours[name=yellow]", "review", "added"),
     ("constants", "constant digest_pattern", "review", "changed"),
     ("constants", "rule toy.index.files.digest-format assert.regex", "review", "pattern changed"),
     ("constants", "constant unused", "neutral", "added"),
@@ -142,7 +142,7 @@ def test_no_change_beyond_the_cases(child):
 
 def test_a_constant_change_lists_every_rule_that_reads_it():
     result = diff_specs(linted(DATA / "base.yaml"), linted(DATA / "constants.yaml"))
-    colours = next(c for c in result.changes if c.path == "colours[3]")
+    colours = next(c for c in result.changes if c.path == "colours[name=yellow]")
     # toy.item.colour reads the names at run time (one_of of a wider list: loosening),
     # toy.item.code through a pointer with a placeholder and toy.colour.code over the
     # colour iteration (neither decidable): review, with the reason per class

@@ -30,7 +30,9 @@ def diff_json(*args) -> dict:
 
 def test_json_follows_the_documented_schema():
     document = diff_json(BASE, BOUNDS)
-    assert set(document) == {"schema", "specs", "fail_on", "gate_failed"}
+    assert set(document) == {"schema", "specs", "fail_on", "gate_failed", "gate"}
+    assert document["gate"] == {"fail_on": None, "failed": False, "unacknowledged": 0,
+                                "changes": [], "ack_file": None, "acknowledged": 0}
     (spec,) = document["specs"]
     assert set(spec) == {"old", "new", "summary", "changes"}
     assert spec["summary"] == {"tightening": 2, "loosening": 1, "review": 3, "neutral": 3}
@@ -184,8 +186,9 @@ def test_base_rev_diffs_changed_files_and_reports_added_and_deleted_ones(in_repo
     result = invoke("spec", "diff", "--base", "HEAD", "specs", "--format", "json")
     assert result.exit_code == 0, result.output
     specs = {(s["old"], s["new"]): s["changes"] for s in json.loads(result.stdout)["specs"]}
+    # the added file extends review/base: it is compared with it (test_diff_new_files.py)
     assert set(specs) == {("review/bounds", "review/bounds"), ("review/header", None),
-                          (None, "review/sets")}
+                          ("review/base", "review/sets")}
     [raised] = specs[("review/bounds", "review/bounds")]
     assert (raised["class"], raised["path"], raised["old"], raised["new"]) == (
         "tightening", "assert.range.min", 2, 3)
@@ -193,13 +196,17 @@ def test_base_rev_diffs_changed_files_and_reports_added_and_deleted_ones(in_repo
     [deleted] = specs[("review/header", None)]
     assert (deleted["class"], deleted["op"], deleted["path"]) == ("review", "removed",
                                                                   "specs/header.yaml")
-    [added] = specs[(None, "review/sets")]
-    assert (added["op"], added["path"]) == ("added", "specs/sets.yaml")
+    added = next(c for c in specs[("review/base", "review/sets")] if c["subject"] == "spec file")
+    assert (added["op"], added["path"], added["class"]) == ("added", "specs/sets.yaml",
+                                                            "neutral")
+    assert "compared with its parent review/base (HEAD:specs/base.yaml)" in added["reason"]
 
 
 def test_base_rev_with_nothing_changed_is_empty_and_passes_any_gate(in_repo):
     result = invoke("spec", "diff", "--base", "HEAD", "--fail-on", "any")
-    assert result.exit_code == 0 and result.output.strip() == "spec diff: no spec changed"
+    assert result.exit_code == 0
+    assert result.output.strip().splitlines()[0] == "spec diff: no spec changed"
+    assert "spec gate --fail-on any: passed" in result.output
     markdown = invoke("spec", "diff", "--base", "HEAD", "--format", "markdown")
     assert markdown.output.strip().endswith("No spec changed.")
 

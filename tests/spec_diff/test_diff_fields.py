@@ -38,10 +38,12 @@ def test_a_changed_member_of_a_constant_is_named_by_its_sub_path():
     new = edited(lambda s: s["constants"]["idle_metrics"][6].update(name="renamed_total"))
     new["constants"]["idle_metrics"].append({"name": "m11", "type": "counter"})
     changes = {label(c): c for c in diff_specs(BASE, new).changes}
-    assert changes["constant idle_metrics[6].name"].old == "m6"
-    assert changes["constant idle_metrics[6].name"].new == "renamed_total"
-    assert changes["constant idle_metrics[11]"].op == "added"
-    assert changes["constant idle_metrics[11]"].new == {"name": "m11", "type": "counter"}
+    # records with a name are matched by it; the renamed entry is shown on itself
+    assert changes["constant idle_metrics[name=m6].name"].old == "m6"
+    assert changes["constant idle_metrics[name=m6].name"].new == "renamed_total"
+    assert changes["constant idle_metrics[name=m11]"].op == "added"
+    assert changes["constant idle_metrics[name=m11]"].new == {"name": "m11", "type": "counter"}
+    assert len(changes) == 2
 
 
 def test_leaf_changes_are_type_strict_and_positional():

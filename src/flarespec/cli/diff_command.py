@@ -39,21 +39,25 @@ def diff(refs, base, fmt, fail_on, ack_file):
     flarespec spec diff --base origin/main --fail-on loosening --ack specs/acks.yaml
 
     Both sides must lint. Every change has a fingerprint (shown in every format) to put
-    in the --ack file. Exit 0: no gate hit; 1: --fail-on found a change of its class;
-    2: a spec that does not lint, a git error or a wrong command line.
+    in the --ack file. With --fail-on, every format ends by saying what the gate decided:
+    the unacknowledged changes of its class (subject and fingerprint) and the
+    acknowledgements used. Exit 0: no gate hit; 1: --fail-on found a change of its
+    class; 2: a spec that does not lint, an unreadable --ack file, a git error or a wrong
+    command line.
     """
     from flarespec.spec.diff_render import acknowledge, gate_failed, read_acks, render
     from flarespec.spec.errors import SpecInvalid
 
     try:
+        acks = read_acks(ack_file) if ack_file else None  # before any git work
         results = _results(refs, base)
-        stale = acknowledge(results, read_acks(ack_file)) if ack_file else []
+        stale = acknowledge(results, acks) if acks is not None else []
     except SpecInvalid as problem:
         click.echo(str(problem), err=True)
         sys.exit(USAGE_OR_SPEC_ERROR)
     for fingerprint in stale:
         click.echo(f"flarespec: acknowledgement {fingerprint} matches no change", err=True)
-    click.echo(render(results, fmt, fail_on))
+    click.echo(render(results, fmt, fail_on, ack_file))
     sys.exit(GATE_FAILED if gate_failed(results, fail_on) else 0)
 
 

@@ -22,7 +22,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 from flarespec.loaders.limits import MAX_DOCUMENT_BYTES, MAX_MIB_OPTION, MIB
 
@@ -80,6 +80,8 @@ class SpecSide:
     substituted: dict[str, set[str]] = field(default_factory=dict)
     marks: Any = None               # the resolved data with marks, or None
     renames: dict[str, str] = field(default_factory=dict)  # new rule id -> the id it renamed
+    # rule id -> (file, line) of the drop_rules entry that drops it (the child-most layer)
+    dropped: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, spec) -> "SpecSide":
@@ -90,13 +92,49 @@ class SpecSide:
         from flarespec.spec.yamlmarks import plain
 
         return cls(spec.plain(), _substituted_constants(spec), spec.data,
-                   _renames([plain(layer.data) for layer in spec.chain]))
+                   _renames([plain(layer.data) for layer in spec.chain]),
+                   _dropped(spec.chain))
 
     def mark_of(self, *path) -> tuple[str | None, int | None]:
         from flarespec.spec.yamlmarks import mark_at
 
-        found = mark_at(self.marks, path) if self.marks is not None else None
+        found = mark_at(self.marks, _indexed(self.marks, path)) \
+            if self.marks is not None else None
         return (found.file, found.line) if found else (None, None)
+
+
+def _indexed(tree, path) -> list:
+    """``path`` with each KeyStep replaced by the index of its entry in ``tree``; cut where
+    a step is not found (the mark is then the deepest place that exists)."""
+    steps, node = [], tree
+    for step in path:
+        if isinstance(step, KeyStep):
+            if not isinstance(node, list):
+                break
+            step = next((i for i, entry in enumerate(node) if isinstance(entry, dict) and
+                         _key_value(entry.get(step.field)) and
+                         _typed(entry[step.field]) == _typed(step.value)), None)
+            if step is None:
+                break
+        steps.append(step)
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            break
+    return steps
+
+
+def _dropped(chain) -> dict[str, tuple[str, int]]:
+    """rule id -> where a layer's ``drop_rules`` names it (the child's entry wins)."""
+    found: dict[str, tuple[str, int]] = {}
+    for layer in reversed(chain):
+        listed = layer.data.get("drop_rules") if isinstance(layer.data, dict) else None
+        marks = getattr(listed, "item_marks", None)
+        if isinstance(listed, list) and marks:
+            for rule_id, mark in zip(listed, marks):
+                if isinstance(rule_id, str) and mark is not None:
+                    found[rule_id] = (mark.file, mark.line)
+    return found
 
 
 def _renames(layers: list[dict]) -> dict[str, str]:
@@ -158,24 +196,137 @@ def _runtime_constants(value) -> set[str]:
 def sub_path(base: str, step) -> str:
     if isinstance(step, int):
         return f"{base}[{step}]"
+    if isinstance(step, KeyStep):
+        return f"{base}[{step.field}={_key_text(step.value)}]"
     return f"{base}.{step}" if base else str(step)
 
 
-def leaf_changes(old, new, path: str = "") -> Iterator[tuple[str, Any, Any]]:
+# A list of records is compared by key when its entries have one: the first of these fields
+# that every entry of both lists has, as a string or an integer, unique within each list (or
+# the field the spec declares for it in ``list_keys``). Otherwise lists compare by position.
+LIST_KEY_FIELDS = ("id", "kind", "name", "key")
+
+
+class KeyStep(NamedTuple):
+    """One entry of a keyed list: the entry whose ``field`` is ``value``."""
+    field: str
+    value: Any
+
+
+class SubPath(str):
+    """A sub-path; ``reordered_by`` is set on the path of a keyed list whose entries moved
+    (the change's old and new values are then the keys in their old and new order)."""
+    reordered_by: str | None = None
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_.:/@+\-]+")
+_NUMERIC = re.compile(r"-?[0-9]+")
+
+
+def _key_text(value) -> str:
+    """A key as a path shows it: bare when it reads back as the same string (``prefix-hit``),
+    an integer as digits, anything else as a JSON string (``"a b"``)."""
+    if isinstance(value, int):
+        return str(value)
+    if _BARE_KEY.fullmatch(value) and not _NUMERIC.fullmatch(value):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _key_value(value) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def list_key(old: list, new: list, declared: str | None = None) -> str | None:
+    """The field two lists are matched by, or None (compare by position): ``declared``
+    when every entry has it, else the first of LIST_KEY_FIELDS that every entry of both
+    lists has as a string or an integer, unique within each list."""
+    entries = old + new
+    if not entries or not all(isinstance(entry, dict) for entry in entries):
+        return None
+    for field in (declared,) if declared else LIST_KEY_FIELDS:
+        if all(_key_value(entry.get(field)) for entry in entries) and \
+                all(len({_typed(e[field]) for e in side}) == len(side) for side in (old, new)):
+            return field
+    return None
+
+
+def _typed(value) -> tuple:
+    return type(value).__name__, value
+
+
+def leaf_changes(old, new, path: str = "", keys: dict[str, str] | None = None,
+                 keyed: bool = True) -> Iterator[tuple[str, Any, Any]]:
     """Every place where two values differ, as (sub-path, old, new); a side that does not
-    exist is ``ABSENT``. Mappings compare by key, lists by position (extra items are added
-    or removed at their index); type-strict (1 and 1.0 and true differ)."""
+    exist is ``ABSENT``. Mappings compare by key; lists of records with a key (see
+    ``list_key``; ``keys`` maps a list's path to a declared key field) by that key (an entry
+    added, removed or changed is named ``[kind=prefix-hit]``; a move is one ``reordered``
+    change), other lists by position (extra items are added or removed at their index);
+    type-strict (1 and 1.0 and true differ). ``keyed=False``: every list by position."""
     if isinstance(old, dict) and isinstance(new, dict):
         for key in list(old) + [k for k in new if k not in old]:
             yield from leaf_changes(old.get(key, ABSENT), new.get(key, ABSENT),
-                                    sub_path(path, key))
+                                    sub_path(path, key), keys, keyed)
     elif isinstance(old, list) and isinstance(new, list):
+        field = list_key(old, new, (keys or {}).get(path)) if keyed else None
+        if field is not None:
+            yield from _keyed_changes(old, new, path, field, keys)
+            return
         for index in range(max(len(old), len(new))):
             yield from leaf_changes(old[index] if index < len(old) else ABSENT,
                                     new[index] if index < len(new) else ABSENT,
-                                    sub_path(path, index))
+                                    sub_path(path, index), keys, keyed)
     elif not _same(old, new):
         yield path, old, new
+
+
+def _keyed_changes(old: list, new: list, path: str, field: str, keys) -> Iterator:
+    """Two lists of records matched by ``field``. Between the same matched neighbours, one
+    entry only the old list has and one only the new list has are the same entry with its
+    key changed (a renamed counter): shown as changes of that entry, named by its old key."""
+    old_keys = [_typed(entry[field]) for entry in old]
+    new_keys = [_typed(entry[field]) for entry in new]
+    old_at = {key: index for index, key in enumerate(old_keys)}
+    new_at = {key: index for index, key in enumerate(new_keys)}
+    old_gaps, new_gaps = _gaps(old_keys, new_at), _gaps(new_keys, old_at)
+    paired = {gap[0]: new_gaps[anchor][0] for anchor, gap in old_gaps.items()
+              if len(gap) == 1 and len(new_gaps.get(anchor, ())) == 1}
+    for key, entry in zip(old_keys, old):
+        step = sub_path(path, KeyStep(field, key[1]))
+        if key in new_at or key in paired:
+            yield from leaf_changes(entry, new[new_at[paired.get(key, key)]], step, keys)
+        else:
+            yield step, entry, ABSENT
+    renamed_to = set(paired.values())
+    for key, entry in zip(new_keys, new):
+        if key not in old_at and key not in renamed_to:
+            yield sub_path(path, KeyStep(field, key[1])), ABSENT, entry
+    before = [paired.get(key, key) for key in old_keys if key in new_at or key in paired]
+    after = [key for key in new_keys if key in old_at or key in renamed_to]
+    if before != after:
+        moved = SubPath(path)
+        moved.reordered_by = field
+        yield moved, [key[1] for key in old_keys if key in new_at or key in paired], \
+            [key[1] for key in after]
+
+
+def _gaps(keys: list, other: dict) -> dict:
+    """The keys ``other`` lacks, grouped by the last key before them that it has (None:
+    before the first)."""
+    found: dict = {}
+    anchor = None
+    for key in keys:
+        if key in other:
+            anchor = key
+        else:
+            found.setdefault(anchor, []).append(key)
+    return found
+
+
+def _what(path: str, old, new) -> str:
+    """What happened at ``path``: added, removed, changed, or ``reordered by FIELD``."""
+    moved = getattr(path, "reordered_by", None)
+    return f"reordered by {moved}" if moved else _verb(old, new)
 
 
 def _same(left, right) -> bool:
@@ -499,7 +650,7 @@ def rule_verdicts(old: dict, new: dict) -> list[tuple[str, Verdict, Any, Any]]:
                          for path, verdict, o, n in assert_verdicts(before, after))
         else:
             reason = _RULE_KEY_REASON.get(key, f"{key} changed")
-            found.extend((path, (REVIEW, _verb(o, n), reason), o, n)
+            found.extend((path, (REVIEW, _what(path, o, n), reason), o, n)
                          for path, o, n in leaf_changes(before, after, key))
     return found
 
@@ -536,9 +687,13 @@ def diff_specs(old, new) -> DiffResult:
     changes += _whole(before, after, "applies_to", "other inputs select this spec")
     changes += _header(before, after)
     changes += _constants(before, after, changes)
+    return DiffResult(before.data.get("id"), after.data.get("id"), ordered(changes))
+
+
+def ordered(changes: list[Change]) -> list[Change]:
+    """Changes as every format lists them: by class (tightening first), subject, path."""
     order = {cls: index for index, cls in enumerate(CLASSES)}
-    changes.sort(key=lambda c: (order[c.cls], c.subject, c.path))
-    return DiffResult(before.data.get("id"), after.data.get("id"), changes)
+    return sorted(changes, key=lambda c: (order[c.cls], c.subject, c.path))
 
 
 def _change_at(side: SpecSide, fallback: SpecSide, where: tuple, **fields) -> Change:
@@ -574,10 +729,13 @@ def _rules(before: SpecSide, after: SpecSide) -> list[Change]:
     for rule_id, (index, rule) in old_rules.items():
         if rule_id not in new_rules and rule_id not in renamed:
             cls = NEUTRAL if _is_warning(rule) else LOOSENING
-            changes.append(_change_at(before, before, ("rules", index), cls=cls,
-                                      subject=f"rule {rule_id}", path="", what="removed",
-                                      old=rule, reason="a warning never rejects" if
-                                      cls == NEUTRAL else "its failures no longer reject"))
+            change = _change_at(before, before, ("rules", index), cls=cls,
+                                subject=f"rule {rule_id}", path="", what="removed",
+                                old=rule, reason="a warning never rejects" if
+                                cls == NEUTRAL else "its failures no longer reject")
+            if rule_id in after.dropped:  # shown where the new spec drops it
+                change.file, change.line = after.dropped[rule_id]
+            changes.append(change)
     for rule_id, (index, rule) in new_rules.items():
         at = ("rules", index)
         old_id = rule_id if rule_id in old_rules else \
@@ -612,9 +770,20 @@ def _rule_changes(before, after, rule_id, old_rule, new_rule, at) -> list[Change
     return changes
 
 
+_STEP = re.compile(r'\[([0-9]+)\]|\[([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*"|[^\]"]*)\]'
+                   r'|([^.\[\]]+)')
+
+
 def _steps(path: str) -> Iterator:
-    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
-        yield int(part[1:-1]) if part.startswith("[") else part
+    """The keys, indexes and KeySteps of a sub-path (``group_matrix[kind=prefix-hit].x``)."""
+    for index, field, value, key in _STEP.findall(path):
+        if index:
+            yield int(index)
+        elif field:
+            yield KeyStep(field, json.loads(value) if value.startswith('"') else
+                          int(value) if _NUMERIC.fullmatch(value) else value)
+        else:
+            yield key
 
 
 def _pair(before: SpecSide, after: SpecSide) -> list[Change]:
@@ -635,11 +804,17 @@ def _pair(before: SpecSide, after: SpecSide) -> list[Change]:
         for path, before_value, after_value in leaf_changes(o, n):
             cls = NEUTRAL if path.split(".")[0] in WORDING else REVIEW
             changes.append(_change_at(side, side, ("pair", index), cls=cls, subject=subject,
-                                      path=path, what=_verb(before_value, after_value),
+                                      path=path, what=_what(path, before_value, after_value),
                                       old=before_value, new=after_value,
                                       reason="wording only" if cls == NEUTRAL else
                                       "another pair identity"))
     return changes
+
+
+def _by_position(old, new, path: str = "") -> Iterator[tuple[str, Any, Any]]:
+    """leaf_changes with every list by position: shapes are compared member by member
+    (spec/diff_shapes.py), their lists are value sets, not records."""
+    return leaf_changes(old, new, path, keyed=False)
 
 
 def _shapes(before: SpecSide, after: SpecSide) -> list[Change]:
@@ -649,7 +824,7 @@ def _shapes(before: SpecSide, after: SpecSide) -> list[Change]:
 
     changes = []
     for name, path, o, n, (cls, what, reason) in shape_changes(before.data, after.data,
-                                                               leaf_changes, ABSENT):
+                                                               _by_position, ABSENT):
         side = after if n is not ABSENT else before
         document = (side.data.get("documents") or {}).get(name) or {}
         rule = f"{document.get('rule', f'document.{name}')}.{SHAPE_RULE}"
@@ -714,6 +889,8 @@ def _named_section(before, after, section, noun, verdict, defaults=None) -> list
         for path, before_value, after_value in ([("", o, n)] if whole else leaf_changes(o, n)):
             cls, what, reason = (NEUTRAL, f"{path} reworded", "wording only") \
                 if path.split(".")[0] in WORDING else verdict(before_value, after_value, path)
+            if getattr(path, "reordered_by", None):
+                what = _what(path, before_value, after_value)
             changes.append(_change_at(side, side, (section, name), cls=cls,
                                       subject=f"{noun} {name}", path=path, what=what,
                                       old=before_value, new=after_value,
@@ -728,7 +905,7 @@ def _whole(before, after, section, reason) -> list[Change]:
     for path, o, n in leaf_changes(old, new, ""):
         cls = NEUTRAL if path.split(".")[0] in WORDING else REVIEW
         changes.append(_change_at(side, side, (section,), cls=cls, subject=section, path=path,
-                                  what=_verb(o, n), old=o, new=n,
+                                  what=_what(path, o, n), old=o, new=n,
                                   reason="wording only" if cls == NEUTRAL else reason))
     return changes
 
@@ -782,6 +959,7 @@ def _constants(before: SpecSide, after: SpecSide, changes: list[Change]) -> list
         old_spelled, old_runtime = readers.get(subject, (set(), set()))
         readers[subject] = (old_spelled | spelled, old_runtime | runtime)
     known = bool(before.substituted or after.substituted)
+    keys = list_keys(before, after)
     result = []
     for name in list(old) + [k for k in new if k not in old]:
         o, n = old.get(name, ABSENT), new.get(name, ABSENT)
@@ -789,13 +967,30 @@ def _constants(before: SpecSide, after: SpecSide, changes: list[Change]) -> list
             continue
         cls, reason, rules = _constant_class(name, readers, changes, before, after, known)
         side = after if n is not ABSENT else before
-        for path, before_value, after_value in leaf_changes(o, n, name):
-            result.append(_change_at(side, side, ("constants",) + tuple(_steps(path)), cls=cls,
-                                     subject=f"constant {name}", path=path,
-                                     what=_verb(before_value, after_value),
+        for path, before_value, after_value in leaf_changes(o, n, name, keys):
+            moved_cls, moved_reason = cls, reason
+            if getattr(path, "reordered_by", None) and rules:
+                moved_cls, moved_reason = REVIEW, (
+                    f"the same entries (matched by {path.reordered_by}) in another order: "
+                    "what reads the list in order (an iteration, a position, the order the "
+                    "fixture writer and the packets follow) may change; " + reason)
+            result.append(_change_at(side, side, ("constants",) + tuple(_steps(path)),
+                                     cls=moved_cls, subject=f"constant {name}", path=path,
+                                     what=_what(path, before_value, after_value),
                                      old=before_value, new=after_value,
-                                     reason=reason, rules=rules))
+                                     reason=moved_reason, rules=rules))
     return result
+
+
+def list_keys(*sides: SpecSide) -> dict[str, str]:
+    """Declared list keys (``list_keys: {CONSTANT: FIELD}``) of either side, the new one's
+    winning: the field a constant list of records is matched by in the diff."""
+    declared: dict[str, str] = {}
+    for side in sides:
+        found = side.data.get("list_keys")
+        if isinstance(found, dict):
+            declared.update({str(k): v for k, v in found.items() if isinstance(v, str)})
+    return declared
 
 
 def _constant_class(name, readers, changes, before, after, known) -> tuple[str, str, list]:

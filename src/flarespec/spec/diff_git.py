@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path, PurePosixPath
 
-from flarespec.spec.diff import REVIEW, Change, DiffResult, diff_specs
+from flarespec.spec.diff import NEUTRAL, REVIEW, Change, DiffResult, diff_specs, ordered
 from flarespec.spec.errors import SpecInvalid, SpecIssue
 
 SPEC_SUFFIXES = (".yaml", ".yml")
@@ -133,41 +133,139 @@ def linted(ref: str | Path):
 
 
 def diff_against(rev: str, paths: list[str], cwd: Path | None = None) -> list[DiffResult]:
-    """One DiffResult per spec file that changed, was added or was deleted since ``rev``.
-    Every lint problem of either side is collected into one SpecInvalid."""
+    """One DiffResult per spec file that changed since ``rev``; an added file is compared
+    with its parent and with the base specs it supersedes (see ``_added``), a file moved
+    (the same id at another path) with its old self. Every lint problem of either side is
+    collected into one SpecInvalid."""
     cwd = Path(cwd or Path.cwd()).resolve()
     check_rev(rev, cwd)
     root = repository_root(cwd)
     with tempfile.TemporaryDirectory(prefix="flarespec-base-") as scratch:
-        base_root = Path(scratch).resolve()
-        before = base_specs(rev, paths or ["."], cwd, base_root)
+        base = _Base(rev, cwd, root, Path(scratch).resolve())
+        before = base_specs(rev, paths or ["."], cwd, base.root)
         after = working_tree_specs(paths or ["."], cwd, root)
-        results, issues = [], []
+        old, new, issues = {}, {}, []
         for name in sorted(before | after):
-            try:
-                results.extend(_one_file(name, rev, before, after, root, base_root))
-            except SpecInvalid as problem:
-                issues.extend(_named(problem.issues, base_root, f"{rev}:"))
+            for names, specs, where in ((before, old, base.root), (after, new, root)):
+                if name in names:
+                    try:
+                        specs[name] = linted(where / name)
+                    except SpecInvalid as problem:
+                        issues.extend(_named(problem.issues, base.root, f"{rev}:"))
         if issues:
             raise SpecInvalid(issues)
+        results = _compared(old, new, base)
         for result in results:
-            relative_files(result, base_root, root)
+            relative_files(result, base.root, root)
     return results
 
 
-def _one_file(name, rev, before, after, root: Path, base_root: Path) -> list[DiffResult]:
-    old = linted(base_root / name) if name in before else None
-    new = linted(root / name) if name in after else None
-    if old is not None and new is not None:
-        result = diff_specs(old, new)
-        return [result] if result.changes else []
-    spec = new or old
-    what = "added" if new is not None else "deleted"
-    change = Change(REVIEW, "spec file", name, what, None if new else spec.id,
-                    spec.id if new else None,
-                    f"a spec file {what} since {rev}: review it whole", file=name, line=1,
-                    op="added" if new else "removed")
-    return [DiffResult(old.id if old else None, new.id if new else None, [change])]
+class _Base:
+    """The base revision: where its files are written, and how a parent is found in it."""
+
+    def __init__(self, rev: str, cwd: Path, root: Path, scratch: Path):
+        self.rev, self.cwd, self.root, self.tree = rev, cwd, scratch, root
+
+    def parent(self, spec) -> tuple[object, str] | None:
+        """The parent of a new spec as the base revision has it, else (a parent new in this
+        change, or one outside the repository: a bundled spec) as this tree has it; with
+        where it was read, for the change that says so. None without ``extends``."""
+        if len(spec.chain) < 2:
+            return None
+        found = Path(spec.chain[1].path).resolve()
+        if not found.is_relative_to(self.tree):
+            return linted(found), f"{found} (outside the repository)"
+        name = found.relative_to(self.tree).as_posix()
+        if name in _listed(self.rev, [f":(top,literal){name}"], self.cwd):
+            if not (self.root / name).exists():
+                base_specs(self.rev, [f":(top,literal){name}"], self.cwd, self.root)
+            try:
+                return linted(self.root / name), f"{self.rev}:{name}"
+            except SpecInvalid as problem:
+                raise SpecInvalid(_named(problem.issues, self.root, f"{self.rev}:")) from None
+        return linted(found), f"{name} (new in this change too: as this tree has it)"
+
+
+def _compared(old: dict, new: dict, base: _Base) -> list[DiffResult]:
+    added = sorted(set(new) - set(old))
+    deleted = sorted(set(old) - set(new))
+    moved = {}  # added name -> deleted name holding the same spec id
+    for name in added:
+        same = [d for d in deleted if old[d].id == new[name].id and d not in moved.values()]
+        if same:
+            moved[name] = same[0]
+    results, superseded = [], {}
+    for name in sorted(set(old) | set(new)):
+        if name in old and name in new:
+            result = diff_specs(old[name], new[name])
+            results += [result] if result.changes else []
+        elif name in moved:
+            result = diff_specs(old[moved[name]], new[name])
+            result.changes = ordered([Change(
+                NEUTRAL, "spec file", name, f"moved from {moved[name]}", moved[name], name,
+                "the same spec id at another path: compared with its old file", file=name,
+                line=1), *result.changes])
+            results.append(result)
+        elif name in new:
+            results += _added(name, new, old, base, superseded)
+    for name in deleted:
+        if name in moved.values():
+            continue
+        by = superseded.get(name)
+        reason = f"a spec file deleted since {base.rev}: " + (
+            f"superseded by {', '.join(by)}, compared with it" if by else "review it whole")
+        results.append(DiffResult(old[name].id, None, [Change(
+            NEUTRAL if by else REVIEW, "spec file", name, "deleted", old[name].id, None,
+            reason, file=name, line=1, op="removed")]))
+    return results
+
+
+def _added(name: str, new: dict, old: dict, base: _Base, superseded: dict) -> list[DiffResult]:
+    """A spec file new since the base revision: compared with its parent (``_Base.parent``)
+    and with every base spec it supersedes, each change classed as for any edit. A base
+    spec is superseded when its resolved ``applies_to`` provably selected the inputs this
+    one selects (the same ``given`` and ``equals``, as lint decides an overlap) and no spec
+    of that id selects them in this tree any more (deleted, or its applies_to changed).
+    With neither it is one review change: review it whole."""
+    spec = new[name]
+    still = {other.id for other_name, other in new.items() if other_name != name and
+             _same_inputs(spec.plain().get("applies_to"), other.plain().get("applies_to"))}
+    compared: list[tuple[object, str]] = []
+    parent = base.parent(spec)
+    if parent is not None:
+        compared.append((parent[0], f"its parent {parent[0].id} ({parent[1]})"))
+    own = spec.plain().get("applies_to")
+    for other_name, other in sorted(old.items()):
+        if other.id in still or not _same_inputs(own, other.plain().get("applies_to")):
+            continue
+        superseded.setdefault(other_name, []).append(name)
+        if parent is None or parent[1] != f"{base.rev}:{other_name}":  # not twice
+            compared.append((other, f"{other.id} ({base.rev}:{other_name}), which applied to "
+                                    f"the same inputs"))
+    if not compared:
+        return [DiffResult(None, spec.id, [Change(
+            REVIEW, "spec file", name, "added", None, spec.id,
+            f"a spec file added since {base.rev}: review it whole", file=name, line=1,
+            op="added")])]
+    marker = Change(NEUTRAL, "spec file", name, "added", None, spec.id,
+                    f"a spec file added since {base.rev}: compared with " +
+                    "; and with ".join(what for _, what in compared) +
+                    "; each change is classed as for an edit", file=name, line=1, op="added")
+    results = []
+    for index, (other, _) in enumerate(compared):
+        result = diff_specs(other, spec)
+        if index == 0:
+            result.changes = ordered([marker, *result.changes])
+        results.append(result)
+    return results
+
+
+def _same_inputs(own, other) -> bool:
+    """Two resolved ``applies_to`` that provably hold for the same inputs: the same
+    ``given`` and the same ``equals`` value (what lint reports as an overlap)."""
+    return isinstance(own, dict) and isinstance(other, dict) and "equals" in own and \
+        "equals" in other and own.get("given") == other.get("given") and \
+        own["equals"] == other["equals"]
 
 
 def _named(issues: list[SpecIssue], base_root: Path, prefix: str) -> list[SpecIssue]:

@@ -8,6 +8,7 @@ JSON schema is documented in docs/spec-review.md.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
@@ -20,6 +21,7 @@ FAIL_ON = (TIGHTENING, LOOSENING, REVIEW, "any")
 GATE_FAILED = 1  # exit code when --fail-on finds an unacknowledged change of its class
 INLINE = 60      # a value longer than this (as JSON text) goes onto lines of its own
 SCHEMA_VERSION = 1
+ACK_CODE = "diff.ack"
 
 
 def shown(value) -> str:
@@ -50,8 +52,13 @@ def _values(change: Change) -> tuple[str | None, str | None]:
 NOTHING_CHANGED = "no spec changed"
 
 
-def render_text(results: list[DiffResult]) -> str:
-    return "\n".join(_text_one(result) for result in results) or f"spec diff: {NOTHING_CHANGED}"
+def render_text(results: list[DiffResult], gate: "Gate | None" = None) -> str:
+    text = "\n".join(_text_one(result) for result in results) or f"spec diff: {NOTHING_CHANGED}"
+    if gate is None or gate.fail_on is None:
+        return text
+    lines = [text, gate.sentence()]
+    lines += [f"  {c.cls:<10}  {label(c)}: {c.what}  [{c.fingerprint}]" for c in gate.hits]
+    return "\n".join(lines)
 
 
 def _summary(result: DiffResult) -> str:
@@ -101,9 +108,18 @@ def _text_change(change: Change) -> list[str]:
 
 # --------------------------------------------------------------------------- markdown
 
-def render_markdown(results: list[DiffResult]) -> str:
-    return "\n\n".join(_markdown_one(result) for result in results) or \
+def render_markdown(results: list[DiffResult], gate: "Gate | None" = None) -> str:
+    text = "\n\n".join(_markdown_one(result) for result in results) or \
         f"### spec diff\n\n{NOTHING_CHANGED.capitalize()}."
+    if gate is None or gate.fail_on is None:
+        return text
+    lines = [text, "", f"### spec gate: {'failed' if gate.failed else 'passed'}", "",
+             f"`--fail-on {gate.fail_on}`: **{gate.counted()}**; {gate.with_what()}"]
+    if gate.hits:
+        lines += ["", "| change | class | what | fingerprint |", "|---|---|---|---|"]
+        lines += [f"| {_code(label(c))} | {c.cls} | {_cell(c.what)} | `{c.fingerprint}` |"
+                  for c in gate.hits]
+    return "\n".join(lines)
 
 
 def _cell(text: str) -> str:
@@ -158,8 +174,11 @@ def _github_escape(text: str, *, property_value: bool = False) -> str:
     return text.replace(":", "%3A").replace(",", "%2C") if property_value else text
 
 
-def render_github(results: list[DiffResult]) -> str:
-    """One GitHub Actions workflow command per change, at the line of the new spec."""
+def render_github(results: list[DiffResult], gate: "Gate | None" = None) -> str:
+    """One GitHub Actions workflow command per change, at the line of the new spec; a
+    change the gate fails on is an ``::error``; with --fail-on, one last command says what
+    the gate decided (``::error`` when it failed, else ``::notice``)."""
+    failing = {id(change) for change in gate.hits} if gate else set()
     lines = []
     for result in results:
         for change in result.changes:
@@ -180,12 +199,21 @@ def render_github(results: list[DiffResult]) -> str:
             if change.acknowledged:
                 body += f"\nacknowledged: {change.acknowledged}"
             body += f"\nfingerprint {change.fingerprint}"
-            level = "notice" if change.acknowledged else _GITHUB_LEVEL[change.cls]
+            level = "error" if id(change) in failing else \
+                "notice" if change.acknowledged else _GITHUB_LEVEL[change.cls]
             lines.append(f"::{level} {','.join(where)}::{_github_escape(body)}")
+    if gate is not None and gate.fail_on is not None:
+        title = _github_escape(f"spec gate {'failed' if gate.failed else 'passed'}",
+                               property_value=True)
+        body = gate.sentence() + "".join(f"\n{c.cls} {label(c)} [{c.fingerprint}]"
+                                         for c in gate.hits)
+        lines.append(f"::{'error' if gate.failed else 'notice'} title={title}::"
+                     f"{_github_escape(body)}")
     return "\n".join(lines)
 
 
-def render_junit(results: list[DiffResult], fail_on: str | None) -> str:
+def render_junit(results: list[DiffResult], fail_on: str | None,
+                 gate: "Gate | None" = None) -> str:
     """One test case per change; a change the gate fails on is a failure."""
     suites = []
     for result in results:
@@ -208,21 +236,44 @@ def render_junit(results: list[DiffResult], fail_on: str | None) -> str:
         suites.append(f'  <testsuite name={quoteattr(f"spec diff {result.old} -> {result.new}")}'
                       f' tests="{len(cases)}" failures="{failures}">\n' + "\n".join(cases) +
                       "\n  </testsuite>")
+    if gate is not None and gate.fail_on is not None:
+        suites.append(_junit_gate(gate))
     return '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n' + "\n".join(suites) + \
         "\n</testsuites>"
 
 
-def render(results: list[DiffResult], fmt: str, fail_on: str | None = None) -> str:
+def _junit_gate(gate: "Gate") -> str:
+    """The gate's decision as a suite of its own: one case, a failure when it failed."""
+    properties = "".join(f'<property name={quoteattr(name)} value={quoteattr(str(value))}/>'
+                         for name, value in (("fail_on", gate.fail_on),
+                                             ("ack_file", gate.ack_file or ""),
+                                             ("acknowledged", gate.acknowledged),
+                                             ("unacknowledged", len(gate.hits))))
+    text = "\n".join([gate.sentence()] + [f"{c.cls} {label(c)} [{c.fingerprint}]"
+                                           for c in gate.hits])
+    body = f"<failure message={quoteattr(gate.counted())}>{escape(text)}</failure>" \
+        if gate.failed else f"<system-out>{escape(text)}</system-out>"
+    return (f'  <testsuite name="spec gate" tests="1" failures="{int(gate.failed)}">\n'
+            f'    <properties>{properties}</properties>\n'
+            f'    <testcase classname="spec gate" name={quoteattr(f"--fail-on {gate.fail_on}")}'
+            f'>{body}</testcase>\n  </testsuite>')
+
+
+def render(results: list[DiffResult], fmt: str, fail_on: str | None = None,
+           ack_file: str | None = None) -> str:
+    """The report in ``fmt``; with ``fail_on``, every format also says what the gate
+    decided, on which changes, and with which acknowledgements (``ack_file``)."""
+    gate = Gate.of(results, fail_on, ack_file)
     if fmt == "markdown":
-        return render_markdown(results)
+        return render_markdown(results, gate)
     if fmt == "json":
-        return render_json(results, {"fail_on": fail_on,
-                                     "gate_failed": gate_failed(results, fail_on)})
+        return render_json(results, {"fail_on": fail_on, "gate_failed": gate.failed,
+                                     "gate": gate.as_dict()})
     if fmt == "github":
-        return render_github(results)
+        return render_github(results, gate)
     if fmt == "junit":
-        return render_junit(results, fail_on)
-    return render_text(results)
+        return render_junit(results, fail_on, gate)
+    return render_text(results, gate)
 
 
 # --------------------------------------------------------------------------- gate and acks
@@ -237,19 +288,79 @@ def gate_failed(results: list[DiffResult], fail_on: str | None) -> bool:
     return any(gate_hit(c, fail_on) for result in results for c in result.changes)
 
 
+@dataclass
+class Gate:
+    """What ``--fail-on`` decided: the changes it fails on (unacknowledged, of its class)
+    and what it was given (the acknowledgements file, how many changes it acknowledged)."""
+    fail_on: str | None
+    hits: list[Change]
+    ack_file: str | None
+    acknowledged: int
+
+    @classmethod
+    def of(cls, results: list[DiffResult], fail_on: str | None,
+           ack_file: str | None = None) -> "Gate":
+        changes = [c for result in results for c in result.changes]
+        return cls(fail_on, [c for c in changes if gate_hit(c, fail_on)],
+                   str(ack_file) if ack_file else None,
+                   sum(1 for c in changes if c.acknowledged))
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.hits)
+
+    def _noun(self) -> str:
+        return "non-neutral" if self.fail_on == "any" else str(self.fail_on)
+
+    def counted(self) -> str:
+        """``4 unacknowledged loosening changes`` / ``no unacknowledged loosening change``."""
+        if not self.hits:
+            return f"no unacknowledged {self._noun()} change"
+        plural = "s" if len(self.hits) != 1 else ""
+        return f"{len(self.hits)} unacknowledged {self._noun()} change{plural}"
+
+    def with_what(self) -> str:
+        if self.ack_file is None:
+            return "no acknowledgements file"
+        return f"acknowledgements {self.ack_file}: {self.acknowledged} acknowledged"
+
+    def sentence(self) -> str:
+        """``spec gate --fail-on loosening: FAILED, 4 unacknowledged loosening changes
+        (acknowledgements .github/spec-acks.yaml: 0 acknowledged)``."""
+        verdict = "FAILED" if self.failed else "passed"
+        return f"spec gate --fail-on {self.fail_on}: {verdict}, {self.counted()} " \
+            f"({self.with_what()})"
+
+    def as_dict(self) -> dict:
+        return {"fail_on": self.fail_on, "failed": self.failed,
+                "unacknowledged": len(self.hits),
+                "changes": [{"class": c.cls, "subject": c.subject, "path": c.path,
+                             "change": c.what, "fingerprint": c.fingerprint, "file": c.file,
+                             "line": c.line} for c in self.hits],
+                "ack_file": self.ack_file, "acknowledged": self.acknowledged}
+
+
 def read_acks(path: str | Path) -> dict[str, str]:
     """fingerprint -> reason from a YAML (or JSON) list of {fingerprint, reason}."""
     from flarespec.spec.load import read_spec_bytes
     from flarespec.spec.yamlmarks import SpecYamlError, load_marked, plain
 
-    text = read_spec_bytes(Path(path)).decode("utf-8", "replace")
+    try:
+        text = read_spec_bytes(Path(path)).decode("utf-8", "replace")
+    except SpecInvalid as problem:  # worded for a spec: say which file this is
+        reason = problem.issues[0].message.removeprefix("cannot read spec: ")
+        reason = "it is " + reason[len("spec is "):] if reason.startswith("spec is ") \
+            else reason
+        reason = reason.replace(", the limit for a spec file", ", the limit")
+        raise SpecInvalid([SpecIssue(f"cannot read the acknowledgements file {path}: "
+                                     f"{reason}", None, ACK_CODE)]) from None
     try:
         entries = plain(load_marked(text, str(path)))
     except SpecYamlError as error:
         raise SpecInvalid([SpecIssue(error.reason, error.mark, error.code)]) from None
     problem = _ack_problem(entries)
     if problem:
-        raise SpecInvalid([SpecIssue(f"{path}: {problem}", None, "diff.ack")])
+        raise SpecInvalid([SpecIssue(f"{path}: {problem}", None, ACK_CODE)])
     return {entry["fingerprint"]: entry["reason"] for entry in entries}
 
 
