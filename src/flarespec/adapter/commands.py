@@ -174,9 +174,45 @@ def compare_pair(first: PacketResult, second: PacketResult) -> list[Violation]:
         if not strict_equal(mine, theirs):
             found.append(Violation(rule["id"], "error",
                                    f"{rule['description']} ({rule['identity']} differs between "
-                                   f"{first.role} and {second.role})",
+                                   f"{first.role} and {second.role}: "
+                                   f"{pair_difference(mine, theirs, first.role, second.role)})",
                                    None, rule["identity"], mine, theirs))
     return found
+
+
+PAIR_VALUE_CHARS = 80  # characters of each value a pair mismatch message quotes
+
+
+def _quoted(value) -> str:
+    import json
+
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        text = repr(value)
+    if len(text) > PAIR_VALUE_CHARS:
+        return f"{text[:PAIR_VALUE_CHARS]}… ({len(text)} characters)"
+    return text
+
+
+def pair_difference(mine, theirs, first: str, second: str) -> str:
+    """What differs, in words: for a mapping identity (prepared capacity) each differing
+    member with both values (``kv_pages_total 4096 in baseline, 8000 in candidate``),
+    members only one side has said so; otherwise both values. Values are JSON (a ``1``
+    and a ``1.0`` differ, as the comparison is type-strict), cut to 80 characters."""
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        parts = []
+        for key in sorted(set(mine) | set(theirs), key=str):
+            if key not in theirs:
+                parts.append(f"{key} {_quoted(mine[key])} in {first}, absent in {second}")
+            elif key not in mine:
+                parts.append(f"{key} absent in {first}, {_quoted(theirs[key])} in {second}")
+            elif not strict_equal(mine[key], theirs[key]):
+                parts.append(f"{key} {_quoted(mine[key])} in {first}, "
+                             f"{_quoted(theirs[key])} in {second}")
+        if parts:
+            return "; ".join(parts)
+    return f"{_quoted(mine)} in {first}, {_quoted(theirs)} in {second}"
 
 
 def _pair_violations(one: PacketResult, two: PacketResult, *, peer_check: bool

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -87,7 +86,9 @@ def show(spec_ref, fmt):
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]),
               default="text", show_default=True,
               help="text: file:line:column lines; json: one object per spec with its "
-                   "issues; github: GitHub Actions ::error/::warning annotations.")
+                   "issues; github: GitHub Actions ::error/::warning annotations. In json "
+                   "and github, files are relative to the repository (the git top level "
+                   "of the current directory, else the current directory).")
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 2).")
 def lint(spec_refs, fmt, strict):
     """Check specs and report every issue at once, each at file:line:column with a code.
@@ -102,11 +103,11 @@ def lint(spec_refs, fmt, strict):
     \b
     Exit 0 when no spec has an error (warnings allowed unless --strict), 2 otherwise.
     """
-    from flarespec.spec.lint import lint as run, render_github, render_text
+    from flarespec.spec.lint import lint as run, render_github, render_json, render_text
 
     results = run(list(spec_refs))
     if fmt == "json":
-        click.echo(json.dumps([result.as_dict() for result in results], indent=2))
+        click.echo(render_json(results))
     elif fmt == "github":
         click.echo(render_github(results))
     else:

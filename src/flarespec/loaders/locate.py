@@ -10,16 +10,28 @@ from __future__ import annotations
 
 import re
 
-# One step of a normalised JSONPath (engine.paths): .name, ['quoted name'] or [index].
-_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['((?:[^'\\]|\\.)*)'\]|\[([0-9]+)\]")
+# One step of a normalised JSONPath (engine.paths): .name, ['quoted name'], [index], or a
+# wildcard ([*], .*) as a collective kind's reference text has it (its first element).
+_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['((?:[^'\\]|\\.)*)'\]|\[([0-9]+|\*)\]|\.(\*)")
+# ``target:`` in front of a JSONPath: a reference's text (``response:$.after_terminator[*]``),
+# the location of a collective kind's failure
+_TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*:(?=\$)")
+_FIRST = 0  # a wildcard step stands for the first element: the first line it matched
 _QUOTED_ESCAPE = re.compile(r"\\(.)")
 
 
 def locate_line(loader_name: str, value, location: str) -> int | None:
     """The 1-based line of the file that the place ``location`` (a JSONPath into ``value``,
-    the output of loader ``loader_name``) came from, or None when it cannot be told."""
+    the output of loader ``loader_name``, or a reference's text ``target:$...``) came from,
+    or None when it cannot be told. A wildcard step (``[*]``) gives the line of the first
+    element it matches."""
     locator = _LOCATORS.get(loader_name)
-    if locator is None or not isinstance(location, str) or not location.startswith("$"):
+    if locator is None or not isinstance(location, str):
+        return None
+    target = _TARGET.match(location)
+    if target:
+        location = location[target.end():]
+    if not location.startswith("$"):
         return None
     try:
         line = locator(value, _steps(location, 4))
@@ -32,8 +44,10 @@ def _steps(location: str, wanted: int) -> list:
     """The first ``wanted`` steps of ``location`` (names as str, indices as int)."""
     steps, position = [], 1
     while len(steps) < wanted and (match := _STEP.match(location, position)):
-        name, quoted, index = match.groups()
-        if index is not None:
+        name, quoted, index, star = match.groups()
+        if star is not None or index == "*":
+            steps.append(_FIRST)
+        elif index is not None:
             steps.append(int(index))
         else:
             steps.append(name if name is not None else _QUOTED_ESCAPE.sub(r"\1", quoted))
@@ -42,6 +56,10 @@ def _steps(location: str, wanted: int) -> list:
 
 
 def _sse_line(value: dict, steps: list) -> int | None:
+    """Events and lines after the terminator carry their line (an index or a wildcard
+    step picks one); the terminator its own; an unterminated block where it began."""
+    if not steps:
+        return None
     head = steps[0]
     if head in ("events", "after_terminator"):
         return value[head][_index(steps[1])]["line"]

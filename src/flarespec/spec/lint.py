@@ -14,6 +14,7 @@ specs: the selector would refuse every packet both accept).
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -25,7 +26,8 @@ from flarespec.spec.literals import literal_constant_warnings
 from flarespec.spec.load import SpecFile, SpecLibrary, bundled_spec_dir, read_spec_bytes
 from flarespec.spec.placeholders import placeholder_issues
 from flarespec.spec.open import bundled_compiled, bundled_library, is_path, unknown_spec
-from flarespec.spec.resolve import ResolvedSpec, dropped_document_references, resolve
+from flarespec.spec.resolve import (
+    ResolvedSpec, dropped_document_references, lookup_constant, resolve)
 from flarespec.spec.shape_lint import shape_issues
 from flarespec.spec.yamlmarks import Mark, SpecYamlError, load_marked, mark_at, plain
 
@@ -74,12 +76,15 @@ def lint_one(ref: str) -> LintResult:
                                                               str) else None
     resolved = _resolve(spec_file, library, result)
     if resolved is None:
+        result.issues = blame_overrides(result.issues, _chain_of(spec_file, library))
         return result
     dropped = dropped_document_references(resolved)
     result.issues.extend(dropped)
+    result.issues.extend(resolved.replacement_issues)
     _compile(resolved, result, _explained_by(dropped, resolved.dropped_documents))
     result.issues.extend(placeholder_issues(resolved))
     result.issues.extend(_warnings(resolved))
+    result.issues = blame_overrides(result.issues, resolved.chain)
     return result
 
 
@@ -222,6 +227,155 @@ def _strings(value, mark):
         yield value, mark
 
 
+# ------------------------------------------------------------------------- locations
+# ${name.path|filter}: the head constant and the dotted path below it
+_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)(?:\|[A-Za-z_]+)?\}")
+
+
+def _chain_of(spec_file: SpecFile, library: SpecLibrary) -> list[SpecFile]:
+    """The file and its ancestors as far as they can be found (resolve failed: lint still
+    wants to know which layer defined what)."""
+    chain = [spec_file]
+    while isinstance(chain[-1].data.get("extends"), str):
+        try:
+            parent = library.get(chain[-1].data["extends"])
+        except SpecInvalid:
+            break
+        if parent is None or any(parent.id == layer.id for layer in chain):
+            break
+        chain.append(parent)
+    return chain
+
+
+def blame_overrides(issues: list[SpecIssue], chain: list[SpecFile]) -> list[SpecIssue]:
+    """Issues marked in an ancestor file whose cause is a descendant's constant: each is
+    moved to the override that caused it (the descendant's ``constants`` key, as deep as
+    the override spells the path), and names the place it surfaced at.
+
+    A mapping constant restated by a child replaces the parent's whole value (constants
+    merge by top-level name), so a child writing ``prefix: {tokens: 2048}`` makes every
+    ``${prefix.seed_kind}`` of the parent unknown; the parent's file is not where the fix
+    goes. An issue is moved when the place it is marked at reads ``${NAME...}`` (the
+    issue's own ``${...}`` for an unknown constant, else the text at its line and column)
+    and a layer below the marked file restates ``NAME``. An unknown constant is moved only
+    when the marked file's own view of the constants (itself and its ancestors) has it."""
+    if len(chain) < 2:
+        return issues
+    layers = {str(layer.path): index for index, layer in enumerate(chain)}
+    sources: dict[str, list[str]] = {}
+    kept: list = []
+    moved: dict = {}  # (mark, code, message, why) -> the places it was read at
+    for issue in issues:
+        blamed = _blamed(issue, chain, layers, sources)
+        if blamed is None:
+            kept.append(issue)
+            continue
+        key = (blamed[0], issue.code, issue.message, blamed[1], issue.severity)
+        if key not in moved:
+            kept.append(key)
+            moved[key] = []
+        moved[key].append(str(issue.mark))
+    return [item if isinstance(item, SpecIssue) else
+            SpecIssue(f"{item[2]} (read at {', '.join(moved[item])}){item[3]}", item[0],
+                      item[1], item[4]) for item in kept]
+
+
+def _blamed(issue: SpecIssue, chain, layers: dict, sources: dict) -> tuple | None:
+    """(mark of the override, why) when a descendant's constant caused ``issue``."""
+    index = layers.get(str(issue.mark.file)) if issue.mark else None
+    if not index:  # not marked in an ancestor
+        return None
+    for head, rest in _references_at(issue, sources):
+        owner = next((k for k in range(index) if head in _constants(chain[k])), None)
+        if owner is None:
+            continue
+        dotted = head + rest
+        if issue.code == "spec.unknown-constant" and not _defined_in(chain[index:], dotted):
+            continue
+        layer = chain[owner]
+        mark, spelled = _override_mark(_constants(layer), head, rest)
+        if mark is None:
+            continue
+        why = (f"; {chain[index].id} has {dotted}, and restating constant {head!r} replaces "
+               f"its whole value (constants are not merged member by member): restate the "
+               f"members you keep" if issue.code == "spec.unknown-constant" else
+               f"; the value comes from this override of {spelled!r}")
+        return mark, why
+    return None
+
+
+def _constants(layer: SpecFile) -> dict:
+    constants = layer.data.get("constants")
+    return constants if isinstance(constants, dict) else {}
+
+
+def _defined_in(layers: list[SpecFile], dotted: str) -> bool:
+    """``dotted`` names a value in the constants these layers (a file and its ancestors)
+    merge to: top-level names, the nearest layer first."""
+    head = dotted.split(".")[0]
+    for layer in layers:
+        if head in _constants(layer):
+            try:
+                lookup_constant(_constants(layer), dotted)
+            except KeyError:
+                return False
+            return True
+    return False
+
+
+def _override_mark(constants: dict, head: str, rest: str):
+    """(mark, dotted key) of the deepest key of the override that the path spells."""
+    marks = getattr(constants, "key_marks", {})
+    mark, value, spelled = marks.get(head), constants.get(head), head
+    for part in [p for p in rest.split(".") if p]:
+        if isinstance(value, dict) and part in value:
+            mark = getattr(value, "key_marks", {}).get(part, mark)
+            value, spelled = value[part], f"{spelled}.{part}"
+        else:
+            break
+    return mark, spelled
+
+
+def _references_at(issue: SpecIssue, sources: dict) -> list[tuple[str, str]]:
+    """(head, dotted rest) of the ``${...}`` the issue is about: those its message quotes
+    for a constant's own code, else those written at its line from its column on."""
+    if issue.code in ("spec.unknown-constant", "spec.constant-type", "spec.constant-filter"):
+        found = _REFERENCE.findall(issue.message)
+        if found:
+            return found
+    lines = sources.get(issue.mark.file)
+    if lines is None:
+        try:
+            lines = Path(issue.mark.file).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            lines = []
+        sources[issue.mark.file] = lines
+    if not 0 < issue.mark.line <= len(lines):
+        return []
+    return _REFERENCE.findall(lines[issue.mark.line - 1][max(issue.mark.column - 1, 0):])
+
+
+def repository_root(start: Path | None = None) -> Path:
+    """The git top level of ``start`` (default: the current directory), else ``start``:
+    what the paths of the CI formats are relative to."""
+    here = Path(start or Path.cwd()).absolute()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return here
+
+
+def ci_path(file, root: Path | None = None) -> str:
+    """``file`` relative to the repository (``repository_root``) when it lies inside it,
+    ``/``-separated; a file outside it (an installed parent spec) stays absolute."""
+    root = root or repository_root()
+    path = Path(file)
+    try:
+        return path.absolute().relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
 # ------------------------------------------------------------------------- applies_to
 def _check_overlaps(results: list[LintResult]) -> None:
     """Each linted spec against every other spec of the library: the linted ones replace
@@ -280,12 +434,29 @@ def render_text(results: list[LintResult]) -> str:
     return "\n".join(lines)
 
 
-def render_github(results: list[LintResult]) -> str:
-    """GitHub Actions workflow commands: one annotation per issue on the spec's line."""
+def render_json(results: list[LintResult], root: Path | None = None) -> str:
+    """One object per spec; each issue's ``file`` relative to the repository."""
+    import json
+
+    root = root or repository_root()
+    rendered = []
+    for result in results:
+        entry = result.as_dict()
+        for issue in entry["issues"]:
+            if issue.get("file"):
+                issue["file"] = ci_path(issue["file"], root)
+        rendered.append(entry)
+    return json.dumps(rendered, indent=2)
+
+
+def render_github(results: list[LintResult], root: Path | None = None) -> str:
+    """GitHub Actions workflow commands: one annotation per issue on the spec's line, the
+    file relative to the repository (``ci_path``), as GitHub resolves it."""
+    root = root or repository_root()
     lines = []
     for result in results:
         for issue in result.issues:
-            where = [f"file={_property(issue.mark.file)}", f"line={issue.mark.line}",
+            where = [f"file={_property(ci_path(issue.mark.file, root))}", f"line={issue.mark.line}",
                      f"col={issue.mark.column}"] if issue.mark else []
             where.append(f"title={_property(issue.code)}")
             lines.append(f"::{issue.severity} {','.join(where)}::{_data(issue.message)}")
