@@ -110,8 +110,6 @@ def test_locate_line_reads_the_reference_text_of_a_collective_failure():
     assert locate_line("sse", value, "response:$.nothing") is None
 
 
-@pytest.mark.xfail(strict=True, reason="needs engine/evaluate.py _line_of to pass reference "
-                   "texts (target:$...) to locate_line, not only locations starting with $")
 def test_response_after_done_carries_its_line(tmp_path):
     sse = "run/r0.ttft-512/r0.ttft-512.q0/response.sse"
     receipt, _ = measured(tmp_path, [{"op": "replace_text", "file": sse, "old": "data: [DONE]\n\n",

@@ -125,6 +125,7 @@ def test_hook_arguments_are_checked_against_the_hooks_schema(tmp_path, value, pr
     path = write(tmp_path, HEAD + PINNED % "next" + textwrap.dedent("""\
         rules:
           - id: snapshot.delta.completed
+            replaces: true
             description: The completed counter.
             for_each: group
             hook: flare.counter_delta

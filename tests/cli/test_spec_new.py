@@ -21,8 +21,10 @@ constants:
     revision: {OLD}
     modules: [cart, till]
 applies_to: {{given: "index:$.release.revision", equals: "${{release.revision}}"}}
+shapes:
+  index: {{type: object, members: {{release: {{type: object, members: {{revision: string}}}}}}}}
 documents:
-  index: {{loader: json, entry: true}}
+  index: {{loader: json, entry: true, shape: index}}
 rules:
   - id: shop.release
     description: The export names the pinned release.

@@ -36,6 +36,7 @@ def no_request_body_spec(tmp_path: Path) -> Path:
     for rule_id, kind in zip(MANIFEST_RULES, MANIFEST_KINDS):
         rules.append(f"""
           - id: {rule_id}
+            replaces: true
             description: files lists the assets this revision keeps.
             given: "packet:$.files"
             assert:

@@ -150,7 +150,8 @@ def test_peer_invalid_is_reported_only_for_an_invalid_distinct_peer(packet_pair,
     assert by_role(bad_peer) == {"peer": {v["rule"] for v in own}, "pair": {PEER_INVALID}}
     (violation,) = [v for v in bad_peer["violations"] if v["rule"] == PEER_INVALID]
     assert violation["file"] is None and violation["location"] is None
-    assert (f"the peer {b} is invalid ({len(own)} violations, listed under packet "
+    count = f"{len(own)} violation{'s' if len(own) != 1 else ''}"
+    assert (f"the peer {b} is invalid ({count}, listed under packet "
             f"\"peer\")") in violation["message"]
     assert "metrics" not in bad_peer and bad_peer["status"] == "rejected"
 
@@ -170,7 +171,7 @@ def test_a_failure_while_choosing_the_spec_is_a_violation_not_an_exception(packe
                                                                            monkeypatch):
     a, b = packet_pair
 
-    def exploding(entry, specs):
+    def exploding(entry, specs, broken=()):
         raise ValueError("Exceeds the limit (4300 digits) for integer string conversion")
     monkeypatch.setattr(commands, "select_spec", exploding)
     outcome = measure(a, b, tmp_path / "r.json")

@@ -28,7 +28,7 @@ import pytest
 
 from flarespec.adapter import commands
 from flarespec.adapter.commands import measure
-from flarespec.adapter.select import bundled_specs
+from flarespec.adapter.select import bundled_specs, selectable_specs
 from flarespec.engine.evaluate import Evaluation
 from flarespec.fixtures.catalog import TemplateCache, build_case, expand_case, load_catalog
 from flarespec.fixtures.check import INTERNAL_ERROR, describe, judge, metric_key
@@ -57,9 +57,9 @@ def parsed_specs_once():
     """`measure` re-reads and re-parses the bundled spec YAML for every packet (about 0.09 s,
     a third of a validation); the spec files do not change during this module, so hand it
     the list parsed once. Selection by applies_to still runs for every packet."""
-    specs = bundled_specs()
+    specs = selectable_specs()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(commands, "bundled_specs", lambda: specs)
+        patch.setattr(commands, "selectable_specs", lambda: specs)
         yield
 
 

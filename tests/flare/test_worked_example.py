@@ -79,9 +79,12 @@ def test_the_old_revisions_packet_is_rejected(tmp_path):
     old = write_packet(tmp_path / "old", PARENT)
     outcome = measure(old, old, tmp_path / "r.json", spec_path=EXAMPLE)
     assert outcome.exit_code == 2
+    # the renamed counter is missing from the old snapshots: its sample rule and, failing
+    # closed, the two hooks that read it
     assert rules_of(outcome) == {
         "packet.source", "packet.files.extra-entry", "corpus.request.prompt-token-count",
-        "corpus.request.prefix-seed", "observation.reuse.native", "snapshot.sample.exactly-one"}
+        "corpus.request.prefix-seed", "observation.reuse.native", "snapshot.sample.exactly-one",
+        "snapshot.delta.reused-tokens", "snapshot.counters.monotonic"}
     assert measure(old, old, tmp_path / "own.json").exit_code == 0  # it still selects its spec
 
 

@@ -55,7 +55,7 @@ from packet_mutants import (
 
 from flarespec.adapter import commands
 from flarespec.adapter.commands import measure
-from flarespec.adapter.select import bundled_specs
+from flarespec.adapter.select import bundled_specs, selectable_specs
 from flarespec.engine.evaluate import Evaluation
 from flarespec.fixtures.mutations import MutationError, refresh_digests
 from flarespec.fixtures.writers import write_pair
@@ -75,9 +75,9 @@ ASCII_DIGITS = st.sampled_from("0123456789")
 def parsed_specs_once():
     """`measure` re-parses the bundled spec YAML per call (a third of its time); the spec
     files do not change during this module, so hand it the list parsed once."""
-    specs = bundled_specs()
+    specs = selectable_specs()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(commands, "bundled_specs", lambda: specs)
+        patch.setattr(commands, "selectable_specs", lambda: specs)
         yield
 
 

@@ -824,7 +824,7 @@ class Evaluation:
     def _line_of(self, file: str | None, location: str | None) -> int | None:
         """The 1-based line of a JSONPath location in a loaded file, when its loader can
         tell. Only a courtesy to the reader: not finding it never changes a verdict."""
-        if not file or not location or not location.startswith("$"):
+        if not file or not location:  # locate_line places what it can (a ref's `[*]` too)
             return None
         loaded = self._by_path.get(file)
         if loaded is None or loaded.loader is None:

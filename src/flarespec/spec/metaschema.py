@@ -32,6 +32,8 @@ RULE = {
     "requires": {"type": "list", "schema": {"type": "string", "regex": RULE_ID}},
     # a child's rule replacing the inherited rule of this id in place, under its own id
     "renamed_from": {"type": "string", "regex": RULE_ID},
+    # a child's rule with an inherited id replaces that rule only when it says so
+    "replaces": {"type": "boolean"},
     # history, kept in the resolved spec: a revision or spec id, free text
     "since": {"type": "string", "empty": False},
     "changed_in": {"type": "string", "empty": False},

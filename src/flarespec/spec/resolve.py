@@ -46,6 +46,8 @@ class ResolvedSpec:
     rule_status: dict = field(default_factory=dict)
     # dropped document name -> (Mark of the drop_documents entry, id of the spec dropping it)
     dropped_documents: dict = field(default_factory=dict)
+    # rules reusing an inherited id without `replaces: true`, or saying it for nothing (lint)
+    replacement_issues: list = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -95,7 +97,8 @@ def resolve(spec: SpecFile, library: SpecLibrary) -> ResolvedSpec:
             merged[key] = _substitute(merged[key], constants, issues)
     if issues:
         raise SpecInvalid(issues)
-    return ResolvedSpec(merged, chain, state.origin, state.status, state.dropped_documents)
+    return ResolvedSpec(merged, chain, state.origin, state.status, state.dropped_documents,
+                        state.replacement_issues)
 
 
 @dataclass
@@ -104,6 +107,7 @@ class _MergeState:
     status: dict = field(default_factory=dict)   # rule id -> status of the latest layer
     dropped_documents: dict = field(default_factory=dict)
     issues: list = field(default_factory=list)
+    replacement_issues: list = field(default_factory=list)
 
 
 def _looked_beside(library: SpecLibrary, parent_id: str) -> str:
@@ -145,7 +149,11 @@ def _merge(merged: dict, layer: SpecFile, state: _MergeState) -> None:
             _rename(rules, rule, mark, own_ids, layer, state)
             continue
         index = _index_of(rules, rule.get("id"))
-        if index is not None and state.origin.get(rule["id"]) != layer.id:
+        inherited = index is not None and state.origin.get(rule["id"]) != layer.id
+        _check_replaces(rule, mark, inherited, rules[index] if inherited else None,
+                        rules.item_marks[index] if inherited else None, layer, state)
+        rule = _without(rule, "replaces")
+        if inherited:
             rules[index], rules.item_marks[index] = rule, mark  # a child replaces by id
             state.status[rule["id"]] = {"status": "overridden", "spec": layer.id}
         else:
@@ -209,6 +217,41 @@ def _copied(mapping: dict) -> MarkedDict:
     copy = _marked_dict(mapping)
     copy.update(mapping)
     copy.key_marks.update(getattr(mapping, "key_marks", {}))
+    return copy
+
+
+def _check_replaces(rule, mark, inherited: bool, parent_rule, parent_mark, layer: SpecFile,
+                    state: _MergeState) -> None:
+    """A rule whose id a parent already has replaces that rule only when it says
+    ``replaces: true``: reusing an id by accident would silently drop the parent's rule.
+    ``replaces: true`` on a rule no parent has is an error too (it replaces nothing). Both
+    are lint errors (``ResolvedSpec.replacement_issues``): the spec still resolves, so a
+    draft can be run while it is edited, but ``spec lint`` (the pull-request gate) refuses
+    it."""
+    says = rule.get("replaces") is True
+    at = getattr(rule, "key_marks", {}).get("replaces") or mark
+    if inherited and not says:
+        state.replacement_issues.append(SpecIssue(
+            f"rule {rule['id']!r} has the id of an inherited rule (defined at {parent_mark} by "
+            f"{state.origin.get(rule['id'])}); a rule with an inherited id replaces it: write "
+            f"`replaces: true` to replace it, or choose a new id to add a rule "
+            f"(renamed_from renames one)", getattr(rule, "key_marks", {}).get("id") or mark,
+            "spec.rule-id-reused"))
+    elif says and not inherited:
+        state.replacement_issues.append(SpecIssue(
+            f"rule {rule['id']!r} says replaces: true, but no parent has a rule of that id",
+            at, "spec.replaces-nothing"))
+
+
+def _without(mapping, key: str):
+    """The marked mapping without ``key`` (a merge directive, not part of the result)."""
+    if key not in mapping:
+        return mapping
+    copy = _marked_dict(mapping)
+    for name, value in mapping.items():
+        if name != key:
+            copy[name] = value
+            copy.key_marks[name] = getattr(mapping, "key_marks", {}).get(name)
     return copy
 
 
