@@ -3,13 +3,17 @@ they parse, and every flarespec command line in them is accepted by the CLI's pa
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
 import click
 import pytest
 import yaml
+from click.testing import CliRunner
 
 from flarespec.cli import main
 
@@ -76,3 +80,76 @@ def test_a_misspelt_option_would_be_caught():
         parses(["spec", "diff", "--fail-onn", "loosening", "a", "b"])
     with pytest.raises(click.BadParameter):
         parses(["spec", "diff", "--format", "html", "a", "b"])
+
+
+# --------------------------------------------------------------------------- the gate, run
+
+BUNDLED = ROOT / "specs" / "flare" / "bce032c0.yaml"
+DROPPED = ("packet.files.digest", "observation.events.match-sse", "snapshot.delta.completed",
+           "measurements.observation.matches-sidecar")
+
+
+def gate_command() -> list[str]:
+    """The workflow's gate step, as the runner would run it for a pull request into main."""
+    (line,) = [line for line in workflow_commands() if "--fail-on" in line]
+    return shlex.split(line)[1:]
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo,
+                   check=True, capture_output=True)
+
+
+@pytest.fixture
+def pull_request(tmp_path, monkeypatch) -> Path:
+    """main holds the bundled spec in specs/flare/ and an empty acknowledgements file; the
+    branch adds a child spec for a new revision (scaffolded as documented) that drops four
+    core rules; origin/main is main, as actions/checkout with fetch-depth 0 leaves it."""
+    repo = tmp_path / "repo"
+    (repo / "specs" / "flare").mkdir(parents=True)
+    (repo / ".github").mkdir()
+    shutil.copy(BUNDLED, repo / "specs" / "flare" / "bce032c0.yaml")
+    (repo / ".github" / "spec-acks.yaml").write_text("[]\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "main")
+    git(repo, "update-ref", "refs/remotes/origin/main", "main")
+    git(repo, "checkout", "-q", "-b", "flare-c0ffee15")
+    monkeypatch.chdir(repo)
+    child = Path("specs/flare/c0ffee15.yaml")
+    scaffolded = CliRunner().invoke(main, [
+        "spec", "new", "--from", "flare/bce032c0", "--revision",
+        "c0ffee15a1b2c3d4e5f60718293a4b5c6d7e8f90", "--out", str(child)])
+    assert scaffolded.exit_code == 0, scaffolded.output
+    child.write_text(child.read_text() + f"drop_rules: [{', '.join(DROPPED)}]\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "flare c0ffee15")
+    return repo
+
+
+def test_the_workflow_gate_fails_on_a_new_child_that_drops_rules_until_acknowledged(
+        pull_request):
+    command = gate_command()
+    assert command[:4] == ["spec", "diff", "--base", "origin/main"]
+    failed = CliRunner().invoke(main, command, catch_exceptions=False)
+    assert failed.exit_code == 1, failed.output
+    out = failed.stdout
+    assert "spec diff flare/bce032c0 -> flare/c0ffee15" in out  # against its parent
+    for rule in DROPPED:
+        assert f"loosening   rule {rule}: removed" in out
+    assert "spec gate --fail-on loosening: FAILED, 4 unacknowledged loosening changes " \
+        "(acknowledgements .github/spec-acks.yaml: 0 acknowledged)" in out
+    as_json = json.loads(CliRunner().invoke(main, command + ["--format", "json"]).stdout)
+    hits = as_json["gate"]["changes"]
+    assert sorted(c["subject"] for c in hits) == sorted(f"rule {rule}" for rule in DROPPED)
+    # each annotated where the child drops it, in the file the pull request adds
+    assert {(c["file"], c["class"]) for c in hits} == {("specs/flare/c0ffee15.yaml",
+                                                       "loosening")}
+    acks = "".join(f"- fingerprint: {c['fingerprint']}\n  reason: {c['subject']} is not "
+                   f"kept from revision c0ffee15 on (test)\n" for c in hits)
+    (pull_request / ".github" / "spec-acks.yaml").write_text(acks)
+    passed = CliRunner().invoke(main, command, catch_exceptions=False)
+    assert passed.exit_code == 0, passed.output
+    assert "spec gate --fail-on loosening: passed, no unacknowledged loosening change " \
+        "(acknowledgements .github/spec-acks.yaml: 4 acknowledged)" in passed.stdout
+    assert "0 loosening" in passed.stdout and "(4 acknowledged)" in passed.stdout

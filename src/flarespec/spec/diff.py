@@ -202,8 +202,8 @@ def sub_path(base: str, step) -> str:
 
 
 # A list of records is compared by key when its entries have one: the first of these fields
-# that every entry of both lists has, as a string or an integer, unique within each list (or
-# the field the spec declares for it in ``list_keys``). Otherwise lists compare by position.
+# that every entry of both lists has, as a string or an integer, unique within each list.
+# Otherwise lists compare by position (docs/spec-review.md#lists).
 LIST_KEY_FIELDS = ("id", "kind", "name", "key")
 
 
@@ -238,9 +238,9 @@ def _key_value(value) -> bool:
 
 
 def list_key(old: list, new: list, declared: str | None = None) -> str | None:
-    """The field two lists are matched by, or None (compare by position): ``declared``
-    when every entry has it, else the first of LIST_KEY_FIELDS that every entry of both
-    lists has as a string or an integer, unique within each list."""
+    """The field two lists are matched by, or None (compare by position): the first of
+    ``declared`` (a caller's choice) or LIST_KEY_FIELDS that every entry of both lists has
+    as a string or an integer, unique within each list."""
     entries = old + new
     if not entries or not all(isinstance(entry, dict) for entry in entries):
         return None
@@ -959,7 +959,6 @@ def _constants(before: SpecSide, after: SpecSide, changes: list[Change]) -> list
         old_spelled, old_runtime = readers.get(subject, (set(), set()))
         readers[subject] = (old_spelled | spelled, old_runtime | runtime)
     known = bool(before.substituted or after.substituted)
-    keys = list_keys(before, after)
     result = []
     for name in list(old) + [k for k in new if k not in old]:
         o, n = old.get(name, ABSENT), new.get(name, ABSENT)
@@ -967,7 +966,7 @@ def _constants(before: SpecSide, after: SpecSide, changes: list[Change]) -> list
             continue
         cls, reason, rules = _constant_class(name, readers, changes, before, after, known)
         side = after if n is not ABSENT else before
-        for path, before_value, after_value in leaf_changes(o, n, name, keys):
+        for path, before_value, after_value in leaf_changes(o, n, name):
             moved_cls, moved_reason = cls, reason
             if getattr(path, "reordered_by", None) and rules:
                 moved_cls, moved_reason = REVIEW, (
@@ -980,17 +979,6 @@ def _constants(before: SpecSide, after: SpecSide, changes: list[Change]) -> list
                                      old=before_value, new=after_value,
                                      reason=moved_reason, rules=rules))
     return result
-
-
-def list_keys(*sides: SpecSide) -> dict[str, str]:
-    """Declared list keys (``list_keys: {CONSTANT: FIELD}``) of either side, the new one's
-    winning: the field a constant list of records is matched by in the diff."""
-    declared: dict[str, str] = {}
-    for side in sides:
-        found = side.data.get("list_keys")
-        if isinstance(found, dict):
-            declared.update({str(k): v for k, v in found.items() if isinstance(v, str)})
-    return declared
 
 
 def _constant_class(name, readers, changes, before, after, known) -> tuple[str, str, list]:
