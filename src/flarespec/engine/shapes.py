@@ -20,6 +20,7 @@ A shape node (after ``spec.compile`` expanded named shapes and ``use``) is a map
 ``min/max``   inclusive bounds of a number
 ``pattern``   an RE2 pattern a string matches whole
 ``one_of``    the allowed values (type-strict)
+``example``   a value of the node, for writers (never checked against packets)
 
 One function per node decides and reports: it returns None when the value has the shape,
 else the list of problems, so the verdict and the report cannot drift. Compiled once per
@@ -42,7 +43,7 @@ PYTHON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,), "array": (list,), "object": (dict,)}
 TYPE_NAMES = (*PYTHON_TYPES, ANY)
 NODE_KEYS = ("type", "members", "optional", "closed", "values", "items", "length", "min",
-             "max", "pattern", "one_of", "description")
+             "max", "pattern", "one_of", "description", "example")
 # keys of a node as a spec file writes it, resolved away before a shape is built
 AUTHORING_KEYS = ("use", "drop_members")
 _MISSING = object()
@@ -284,7 +285,8 @@ def _allowed(node: dict) -> tuple[type, ...] | None:
 
 def _is_bare(node: dict) -> bool:
     """A node that is only a type (not ``any``): checking it is ``type(v) in allowed``."""
-    return set(node) <= {"type", "description", "optional"} and ANY not in type_list(node)
+    return set(node) <= {"type", "description", "optional", "example"} \
+        and ANY not in type_list(node)
 
 
 def _first(checks, value) -> list | None:

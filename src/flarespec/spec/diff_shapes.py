@@ -15,7 +15,7 @@ direction:
 | ``min`` raised or ``max`` lowered / the reverse | tightening / loosening |
 | any other change of ``length``, ``pattern``, ``one_of`` | review |
 | a document given a shape / losing its shape | tightening / loosening |
-| ``description`` | neutral |
+| ``description``, ``example`` (what writers write) | neutral |
 """
 
 from __future__ import annotations
@@ -59,6 +59,10 @@ def _normal(node: dict) -> dict:
     return result
 
 
+def _verb(old, new, absent) -> str:
+    return "added" if old is absent else "removed" if new is absent else "changed"
+
+
 def _type_set(text) -> set[str]:
     names = set(str(text).split(" | ")) if text else {ANY}
     if ANY in names:
@@ -81,6 +85,8 @@ def verdict(path: str, old: Any, new: Any, absent) -> tuple[str, str, str]:
             return LOOSENING, f"{member} removed", "its type is no longer checked"
     if key == "description":
         return NEUTRAL, "description reworded", "wording only"
+    if key == "example":
+        return NEUTRAL, f"example {_verb(old, new, absent)}", "what writers write; never checked"
     if key == "type":
         before, after = _type_set(old if old is not absent else ANY), \
             _type_set(new if new is not absent else ANY)

@@ -95,7 +95,20 @@ class ShapeCompiler:
             if name == "members" and isinstance(result.get("members"), dict):
                 checked = {**result["members"], **checked}
             result[name] = checked
+        if isinstance(result.get("example"), _Example):
+            result["example"] = result["example"].value
+            self._check_example(result, source)
         return result
+
+    def _check_example(self, node: dict, source) -> None:
+        """A writer writes the example as the member's value: it must have the shape."""
+        from flarespec.engine.shapes import build
+
+        problems = build({k: v for k, v in node.items() if k != "example"})(node["example"])
+        if problems:
+            first = problems[0]
+            self.issue(f"example {plain(node['example'])!r} does not have its own shape: "
+                       f"{first.location} {first.message}", source, "example", CODE)
 
     def key(self, name: str, value: Any, source) -> Any:
         if name == "type":
@@ -129,6 +142,8 @@ class ShapeCompiler:
         if name == "one_of":
             return plain(value) if isinstance(value, list) and value \
                 else self._bad(source, name, "a non-empty list of values")
+        if name == "example":
+            return _Example(plain(value))
         return value if isinstance(value, str) else self._bad(source, name, "text")  # description
 
     def _length(self, value, source):
@@ -160,6 +175,13 @@ class ShapeCompiler:
 
 
 _INVALID = None
+
+
+class _Example:
+    """An ``example`` value while its node is compiled (its own value may be null)."""
+
+    def __init__(self, value):
+        self.value = value
 
 
 def _null_named(value):
