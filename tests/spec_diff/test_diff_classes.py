@@ -183,3 +183,19 @@ def test_a_key_added_to_a_kept_document_is_review_not_a_new_document(tmp_path):
     result = diff_specs(linted(tmp_path / "base.yaml"), linted(child))
     [change] = [c for c in result.changes if c.subject == "document notes"]
     assert (change.path, change.cls, change.what) == ("options.x", "review", "added")
+
+
+@pytest.mark.parametrize("old, new, cls", [
+    ({"equals": 200}, {"range": {"min": 200, "max": 299}}, "loosening"),
+    ({"equals": 200}, {"range": {"min": 201}}, "review"),
+    ({"equals": "a"}, {"one_of": ["a", "b"]}, "loosening"),
+    ({"equals": "a"}, {"one_of": ["b"]}, "review"),
+    ({"type": "integer"}, {"range": {"min": 0}}, "loosening"),
+    ({"regex": "^a$"}, {"equals": "a"}, "review"),
+])
+def test_a_replaced_rule_of_another_kind_is_classed_by_meaning_never_neutral(old, new, cls):
+    """Issue 14 item 3: a replacement that accepts more is loosening (the gate sees it)."""
+    from flarespec.spec.diff import assert_verdicts
+
+    [(path, (found, what, reason), _, _)] = assert_verdicts(old, new)
+    assert found == cls, (what, reason)

@@ -574,8 +574,7 @@ def assert_verdicts(old: dict, new: dict) -> list[tuple[str, Verdict, Any, Any]]
     (old_kind, old_arg), = old.items()
     (new_kind, new_arg), = new.items()
     if old_kind != new_kind:
-        return [("", (REVIEW, f"kind {old_kind} → {new_kind}",
-                      "another assertion kind: its accepted set is not compared"), old, new)]
+        return [("", _kind_change(old_kind, old_arg, new_kind, new_arg), old, new)]
     if old_kind == "not" and isinstance(old_arg, dict) and isinstance(new_arg, dict):
         inner = assert_verdicts(old_arg, new_arg)
         return [(sub_path("not", path), (_FLIP.get(cls, cls), f"negated: {what}", reason),
@@ -589,6 +588,27 @@ def assert_verdicts(old: dict, new: dict) -> list[tuple[str, Verdict, Any, Any]]
         return [(old_kind, WHOLE_ARGUMENT[old_kind](old_arg, new_arg), old_arg, new_arg)]
     return [(old_kind, _run_time(old_arg, new_arg) or
              (REVIEW, "changed", f"no comparison is defined for {old_kind}"), old_arg, new_arg)]
+
+
+def _kind_change(old_kind: str, old_arg, new_kind: str, new_arg) -> Verdict:
+    """A rule that now asserts another kind. Where the new kind provably accepts every value
+    the old one did, it is loosening: ``equals`` x replaced by a ``one_of`` holding x or a
+    ``range`` around x; a ``type`` constraint replaced by anything but a type. Otherwise the
+    accepted sets are not compared (review), never neutral."""
+    what = f"kind {old_kind} → {new_kind}"
+    if old_kind == "equals" and not _dynamic(old_arg):
+        if new_kind == "one_of" and isinstance(new_arg, list) and \
+                any(_same(old_arg, option) for option in new_arg):
+            return LOOSENING, what, f"{_value(old_arg)!r} is still allowed, and others are too"
+        if new_kind == "range" and _number(old_arg) and isinstance(new_arg, dict) and \
+                not _dynamic(new_arg) and all(_number(v) for v in new_arg.values()) and \
+                new_arg.get("min", old_arg) <= old_arg <= new_arg.get("max", old_arg) and \
+                new_arg.get("exclusive_min", old_arg - 1) < old_arg < \
+                new_arg.get("exclusive_max", old_arg + 1):
+            return LOOSENING, what, f"the range holds {old_arg!r} and more values"
+    if old_kind == "type":
+        return LOOSENING, what, "a type constraint removed (the new kind does not pin a type)"
+    return REVIEW, what, "another assertion kind: its accepted set is not compared"
 
 
 def _when_verdict(old, new) -> Verdict:
