@@ -92,7 +92,7 @@ def test_a_scalar_pair_identity_quotes_both_values():
     from flarespec.adapter.commands import pair_difference
 
     assert pair_difference("a" * 100, "b", "packet", "peer") == (
-        f'"{"a" * 79}… (102 characters) in packet, "b" in peer')
+        f'"{"a" * 79}… in packet, "b" in peer')  # cut at 80 characters (engine.report.shown)
     assert pair_difference({"x": 1}, {"x": 1.0, "y": True}, "baseline", "candidate") == (
         "x 1 in baseline, 1.0 in candidate; y absent in baseline, true in candidate")
 

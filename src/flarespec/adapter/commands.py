@@ -184,15 +184,11 @@ PAIR_VALUE_CHARS = 80  # characters of each value a pair mismatch message quotes
 
 
 def _quoted(value) -> str:
-    import json
+    """A value as JSON text, at most PAIR_VALUE_CHARS of it (bounded and without recursion,
+    so an identity nested thousands deep is quoted as safely as a short one)."""
+    from flarespec.engine.report import shown
 
-    try:
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    except (TypeError, ValueError):
-        text = repr(value)
-    if len(text) > PAIR_VALUE_CHARS:
-        return f"{text[:PAIR_VALUE_CHARS]}… ({len(text)} characters)"
-    return text
+    return shown(value, PAIR_VALUE_CHARS)
 
 
 def pair_difference(mine, theirs, first: str, second: str) -> str:
