@@ -32,6 +32,9 @@ class Hook:
     doc: str
     args: dict | None = None  # argument name -> type name, "?" suffix for optional
     one_of: tuple = ()        # groups of optional arguments: exactly one given whole
+    # argument naming keys (a string or a list of them) -> the argument whose value holds
+    # them: `spec lint` checks that the spec requires each named key there
+    names_in: dict | None = None
 
 
 # What a declared type accepts; a value read per packet (a reference, a template) is only
@@ -44,21 +47,31 @@ HOOKS: dict[str, Hook] = {}
 _discovered = False
 
 
-def _register(role: str, name: str, args: dict | None, one_of: tuple):
+def _register(role: str, name: str, args: dict | None, one_of: tuple,
+              names_in: dict | None = None):
     for type_name in (args or {}).values():
         if type_name.rstrip("?") not in ARG_TYPES:
             raise ValueError(f"hook {name}: unknown argument type {type_name!r}")
+    for naming, holder in (names_in or {}).items():
+        if naming not in (args or {}) or holder not in (args or {}):
+            raise ValueError(f"hook {name}: names_in {naming!r} -> {holder!r} names an "
+                             f"undeclared argument")
 
     def register(function):
         HOOKS[name] = Hook(name, function, role, function.__module__,
-                           (function.__doc__ or "").strip(), args, tuple(one_of))
+                           (function.__doc__ or "").strip(), args, tuple(one_of),
+                           dict(names_in) if names_in else None)
         return function
     return register
 
 
-def check_hook(name: str, args: dict | None = None, one_of: tuple = ()):
-    """Register a check: ``fn(ctx, args) -> Iterator[Failure]``, with its argument schema."""
-    return _register("check", name, args, one_of)
+def check_hook(name: str, args: dict | None = None, one_of: tuple = (),
+               names_in: dict | None = None):
+    """Register a check: ``fn(ctx, args) -> Iterator[Failure]``, with its argument schema.
+    ``names_in`` maps an argument that names keys (``counter``) to the argument whose value
+    holds them (``after``): the hook fails when a named key is not there, and ``spec lint``
+    reports a name that no rule or shape of the spec requires at that place."""
+    return _register("check", name, args, one_of, names_in)
 
 
 def metric_hook(name: str, args: dict | None = None, one_of: tuple = ()):

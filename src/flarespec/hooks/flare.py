@@ -78,7 +78,8 @@ def delivery_ttft_median(ctx, samples, args) -> MetricResult:
             args={"before": "any", "after": "any", "counter": "string",
                   "per_request": "integer?", "requests": "list?",
                   "sum_field": "string?", "observations": "list?"},
-            one_of=(("per_request", "requests"), ("sum_field", "observations")))
+            one_of=(("per_request", "requests"), ("sum_field", "observations")),
+            names_in={"counter": "after"})
 def counter_delta(ctx, args) -> Iterator[Failure]:
     """A counter moves from the before- to the after-snapshot by exactly the expected amount.
 
@@ -112,7 +113,8 @@ def counter_delta(ctx, args) -> Iterator[Failure]:
 
 
 @check_hook("flare.counters_monotonic",
-            args={"before": "any", "after": "any", "counters": "list"})
+            args={"before": "any", "after": "any", "counters": "list"},
+            names_in={"counters": "after"})
 def counters_monotonic(ctx, args) -> Iterator[Failure]:
     """No counter decreases from a group's before-snapshot to its after-snapshot."""
     for counter in args["counters"]:
@@ -126,7 +128,8 @@ def counters_monotonic(ctx, args) -> Iterator[Failure]:
 
 
 @check_hook("flare.conservation",
-            args={"snapshot": "any", "parts": "list", "total": "any"})
+            args={"snapshot": "any", "parts": "list", "total": "any"},
+            names_in={"parts": "snapshot"})
 def conservation(ctx, args) -> Iterator[Failure]:
     """The named gauges of one snapshot add up to a prepared total."""
     found = [_sample(args["snapshot"], name, "snapshot") for name in args["parts"]]
@@ -147,7 +150,8 @@ def conservation(ctx, args) -> Iterator[Failure]:
 
 
 @check_hook("flare.counter_continuity",
-            args={"before": "any", "previous_after": "any", "counters": "list"})
+            args={"before": "any", "previous_after": "any", "counters": "list"},
+            names_in={"counters": "before"})
 def counter_continuity(ctx, args) -> Iterator[Failure]:
     """A group's before-counters equal the previous group's after-counters (a warning)."""
     for counter in args["counters"]:

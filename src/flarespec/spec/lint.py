@@ -28,6 +28,7 @@ from flarespec.spec.placeholders import placeholder_issues
 from flarespec.spec.open import bundled_compiled, bundled_library, is_path, unknown_spec
 from flarespec.spec.resolve import (
     ResolvedSpec, dropped_document_references, lookup_constant, resolve)
+from flarespec.spec.names_lint import name_issues
 from flarespec.spec.shape_lint import shape_issues
 from flarespec.spec.yamlmarks import Mark, SpecYamlError, load_marked, mark_at, plain
 
@@ -186,6 +187,7 @@ def _compile(resolved: ResolvedSpec, result: LintResult, explained=lambda issue:
     if not result.errors:
         result.compiled = compiled
         result.issues.extend(shape_issues(compiled))
+        result.issues.extend(name_issues(compiled))
 
 
 def _warnings(resolved: ResolvedSpec) -> list[SpecIssue]:
