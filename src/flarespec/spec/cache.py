@@ -189,11 +189,16 @@ def _create_key(path: Path) -> None:
     except OSError:
         pass
     finally:
-        if temporary is not None:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
+        _discard(temporary)
+
+
+def _discard(path) -> None:
+    """Remove a temporary file that was not published (None: nothing to remove)."""
+    if path is not None:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def _tag(secret: bytes, signed: bytes) -> bytes:
@@ -414,8 +419,4 @@ def _write(name: str, data: bytes) -> None:
     except OSError:
         pass
     finally:
-        if temporary is not None:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
+        _discard(temporary)
