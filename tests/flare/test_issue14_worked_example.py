@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from flarespec.fixtures.writers import write_pair
 from flarespec.spec.lint import lint_one
 from flarespec.spec.load import bundled_spec_dir
 from flarespec.spec.open import open_compiled
+from git_repo import git
 
 CHILD = Path(__file__).parent / "data" / "d00dfeed.yaml"
 BUNDLED = bundled_spec_dir() / "flare" / "bce032c0.yaml"
@@ -52,11 +52,6 @@ def test_the_inherited_catalog_is_green():
     result = invoke("spec", "test", CHILD)
     assert result.exit_code == 0, [l for l in result.output.splitlines() if "FAIL" in l][:5]
     assert " 0 failed, " in result.output.splitlines()[-1]
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo,
-                   check=True, capture_output=True)
 
 
 @pytest.fixture

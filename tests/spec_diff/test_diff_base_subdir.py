@@ -10,7 +10,6 @@ the scratch directory. An unknown revision names itself and git's own message.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -18,17 +17,13 @@ import pytest
 from click.testing import CliRunner
 
 from flarespec.cli import main
+from git_repo import git
 
 DATA = Path(__file__).parent / "data"
 
 
 def invoke(*args):
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo,
-                   check=True, capture_output=True)
 
 
 def tree(root: Path) -> dict[str, bytes]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from flarespec.cli import main
+from git_repo import git
 
 DATA = Path(__file__).parent / "data"
 BASE, BOUNDS = DATA / "base.yaml", DATA / "bounds.yaml"
@@ -151,11 +151,6 @@ def test_old_and_new_are_required_without_base():
 
 
 # --------------------------------------------------------------------------- against git
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo,
-                   check=True, capture_output=True)
-
 
 @pytest.fixture
 def repo(tmp_path) -> Path:

@@ -7,7 +7,6 @@ import json
 import re
 import shlex
 import shutil
-import subprocess
 from pathlib import Path
 
 import click
@@ -16,6 +15,7 @@ import yaml
 from click.testing import CliRunner
 
 from flarespec.cli import main
+from git_repo import git
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "docs" / "examples" / "spec-review.yml"
@@ -93,11 +93,6 @@ def gate_command() -> list[str]:
     """The workflow's gate step, as the runner would run it for a pull request into main."""
     (line,) = [line for line in workflow_commands() if "--fail-on" in line]
     return shlex.split(line)[1:]
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo,
-                   check=True, capture_output=True)
 
 
 @pytest.fixture
