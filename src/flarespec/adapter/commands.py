@@ -193,7 +193,7 @@ def _quoted(value) -> str:
 
 def pair_difference(mine, theirs, first: str, second: str) -> str:
     """What differs, in words: for a mapping identity (prepared capacity) each differing
-    member with both values (``kv_pages_total 4096 in baseline, 8000 in candidate``),
+    member with both values (``pages_total 7000 in baseline, 8000 in candidate``),
     members only one side has said so; otherwise both values. Values are JSON (a ``1``
     and a ``1.0`` differ, as the comparison is type-strict), cut to 80 characters."""
     if isinstance(mine, dict) and isinstance(theirs, dict):

@@ -82,7 +82,7 @@ def _short_pair(expected, actual, limit: int = SHORT_VALUE) -> tuple[str, str]:
 def _values(entry: dict) -> str:
     """`` (expected E, actual A)`` for a violation that carries them, each cut to 80
     characters, unless its message already quotes them; two mappings show only the members
-    that differ (``kv_pages_total: expected 4096, actual 8000``). The verbose form gives the
+    that differ (``pages_total: expected 7000, actual 8000``). The verbose form gives the
     values in full on lines of their own."""
     expected, actual = entry.get("expected"), entry.get("actual")
     if isinstance(expected, dict) and isinstance(actual, dict):

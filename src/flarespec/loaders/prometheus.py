@@ -8,7 +8,7 @@ left to right -- name, label block one item at a time, value, timestamp -- by an
 regular expressions whose repetitions never backtrack, so the work is linear in the line.
 Exposed names are kept exactly as written (quoted UTF-8 names with their escapes resolved).
 
-The rules are those of the Flare contract's section 12 ("Prometheus text, precisely"): the
+The rules are the strict reading a validator needs (docs/loaders.md): the
 file ends with a line feed, a family has at most one ``# HELP`` and one ``# TYPE`` line and
 its ``# TYPE`` comes before its samples, timestamps are integers, any malformed line rejects,
 and quoted metric and label names (the Prometheus 3 form ``{"a.b", "c.d"="x"} 1``) parse.

@@ -2,14 +2,14 @@
 
 A hook declares which of its arguments name keys of another argument's value
 (``names_in``: ``counter`` names a key of ``after``). When the holder argument is a
-reference into a document (``snapshot:$.unlabelled``), every name the naming argument gives
+reference into a document (``metrics:$.samples``), every name the naming argument gives
 (a literal, a list, ``${constant}``s, or values read from an iteration over constants) must
 be required at that place by the spec itself:
 
 * a member the document's shape requires there, or
 * a key an always-applying error rule selects there: a rule without ``when`` or
   ``optional``, whose ``given`` is that place followed by a literal key or by one
-  placeholder of an iteration over constants (``snapshot:/unlabelled/{idle_metric.name}``),
+  placeholder of an iteration over constants (``metrics:/samples/{required.name}``),
   so that a missing key is that rule's violation.
 
 Otherwise the name is ``spec.name-not-required`` (an error): renaming a counter in one
