@@ -197,7 +197,7 @@ def json_type(value: Any) -> str:
         return "boolean"
     if isinstance(value, int):
         return "integer"
-    if isinstance(value, float):
+    if isinstance(value, (float, Decimal)):  # Decimal: a loader's exact non-integral number
         return "number"
     if isinstance(value, str):
         return "string"
