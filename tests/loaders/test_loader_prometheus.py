@@ -90,10 +90,22 @@ def test_label_values_with_escapes_braces_and_commas():
         "path": "a}b,c", "q": 'say "hi"', "n": "x\ny", "s": "back\\slash"}
 
 
-def test_comments_blank_lines_tabs_and_crlf_tolerated():
-    result = parse("# just a comment\n\n#\n  m\t5\r\n# HELP\tn  spaced help\nn{a=\"b\"}  6   \n")
+def test_comments_blank_lines_tabs_and_leading_blanks_tolerated():
+    result = parse("# just a comment\n\n#\n  m\t5\n# HELP\tn  spaced help\nn{a=\"b\"}  6\n")
     assert [(s["name"], s["value"], s["line"]) for s in result["samples"]] == [("m", 5.0, 4), ("n", 6.0, 6)]
     assert result["families"][1] == {"name": "n", "type": "unknown", "help": "spaced help", "line": 5}
+
+
+@pytest.mark.parametrize("text, line", [
+    ("m 5\r\n", 1),            # a CRLF line end (contract section 12: every line ends with LF)
+    ("a 1\nm 5 \n", 2),         # blanks after the value
+    ("m 5 1700000000\t\n", 1),  # ... or after the timestamp
+    ("# TYPE m gauge\r\nm 1\n", 1),
+])
+def test_crlf_and_trailing_blanks_reject_as_in_prometheus(text, line):
+    with pytest.raises(LoadError) as raised:
+        parse(text)
+    assert (raised.value.code, raised.value.line) == ("invalid-exposition", line)
 
 
 def test_colons_allowed_in_metric_names():

@@ -32,7 +32,7 @@ from .limits import MAX_DOCUMENT_BYTES, MAX_SAMPLES, check_document_size, gc_pau
 _METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _BLANKS = re.compile(r"[ \t]*+")
 _WORD = re.compile(r"[^ \t]*+")
-_LINE_BLANKS = " \t\r"  # stripped from both ends of a line (CRLF line ends are tolerated)
+_LEADING_BLANKS = " \t"  # skipped at the start of a line (as Prometheus does)
 # A quoted name or value holds anything but a bare quote or backslash; the only escapes are
 # \\ \" \n (others are errors, as in Prometheus itself). Possessive repetitions: a string is
 # consumed once, never re-tried from inside.
@@ -82,12 +82,19 @@ def parse_prometheus(data: bytes, *, limit: int = MAX_DOCUMENT_BYTES) -> dict:
     duplicate_lines: dict[tuple, list[int]] = {}
 
     for number, raw in enumerate(text.split("\n"), 1):
-        line = raw.strip(_LINE_BLANKS)
+        line = raw.lstrip(_LEADING_BLANKS)
+        if line.endswith("\r"):
+            raise _invalid(number, "the line ends with a carriage return: the text format ends "
+                                   "every line with a line feed alone (CRLF line ends reject)")
         if not line:
             continue
         if line.startswith("#"):
-            _read_comment(line, number, families, sampled)
+            _read_comment(line.rstrip(" \t"), number, families, sampled)
             continue
+        if line != line.rstrip(" \t"):
+            raise _invalid(number, f"blanks after the last field of a sample line "
+                                   f"{_shown(line)} (the text format ends a sample at its "
+                                   f"value or timestamp)")
         if len(samples) == MAX_SAMPLES:
             raise LoadError("too-large", f"more than {MAX_SAMPLES} samples (the limit for one exposition)",
                             line=number)
