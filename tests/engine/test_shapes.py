@@ -295,3 +295,28 @@ def test_both_verdicts_hold_exactly_when_the_report_is_empty(node, value):
     assert verdict(value) is (not reported), (node, value, [p.message for p in reported])
     assert generated(value) is (not reported), (node, value, [p.message for p in reported])
     assert (check(value) or []) == [] if not reported else check(value)
+
+
+def test_a_named_shape_no_document_reaches_is_a_lint_error(tmp_path):
+    """A new-user review: a child's misspelt shape name (memory_reprot) checked nothing."""
+    path = tmp_path / "spec.yaml"
+    path.write_text(PARENT + "  dock: {members: {z: integer}}\n")
+    errors = [i for i in lint_one(str(path)).issues if i.severity == "error"]
+    assert [(i.code, i.mark.line) for i in errors] == [("spec.unused-shape", 12)]
+    assert "shape 'dock' is used by no document" in errors[0].message
+    assert "(did you mean 'doc'?)" in errors[0].message
+
+
+def test_releasing_a_draft_is_a_review_change(tmp_path):
+    (tmp_path / "shaped.yaml").write_text(PARENT)
+    draft = tmp_path / "draft.yaml"
+    draft.write_text(PARENT.replace("id: toy/shaped", "id: toy/shaped\ndraft: true"))
+    old, new = open_compiled(str(draft)), open_compiled(str(tmp_path / "shaped.yaml"))
+    [change] = [c for c in diff_specs(old.resolved, new.resolved).changes if c.subject == "draft"]
+    assert (change.cls, change.what) == ("review", "released")
+
+
+def test_a_null_is_described_by_its_text_alone():
+    assert problems({"type": "string"}, None) == [("$", "is null, expected string")]
+    [problem] = Shape({"type": "string"}, "x.shape").problems(None)
+    assert problem.actual == "null"

@@ -79,7 +79,10 @@ def type_list(node: dict) -> list[str]:
 
 
 def described(value: Any) -> str:
-    """A value's JSON type and text, for a message: ``number 528.0``, ``object {"0": …}``."""
+    """A value's JSON type and text, for a message: ``number 528.0``, ``object {"0": …}``
+    (``null``, ``true``: the text alone says the type)."""
+    if value is None or isinstance(value, bool):
+        return shown(value)
     return f"{json_type(value)} {shown(value, 60)}"
 
 

@@ -848,7 +848,9 @@ def _shapes(before: SpecSide, after: SpecSide) -> list[Change]:
         side = after if n is not ABSENT else before
         document = (side.data.get("documents") or {}).get(name) or {}
         rule = f"{document.get('rule', f'document.{name}')}.{SHAPE_RULE}"
-        changes.append(_change_at(side, before, ("documents", name, "shape"), cls=cls,
+        where = ("shapes", document.get("shape")) if isinstance(document.get("shape"), str) \
+            else ("documents", name, "shape")
+        changes.append(_change_at(side, before, where, cls=cls,
                                   subject=f"shape of document {name}", path=path, what=what,
                                   old=o, new=n, reason=reason, rules=[f"rule {rule}"]))
     return changes
@@ -932,6 +934,14 @@ def _whole(before, after, section, reason) -> list[Change]:
 
 def _header(before, after) -> list[Change]:
     changes = []
+    old_draft = before.data.get("draft") is True
+    new_draft = after.data.get("draft") is True
+    if old_draft != new_draft:  # a draft is never selected: releasing one selects it
+        changes.append(_change_at(after, before, ("draft",), cls=REVIEW, subject="draft",
+                                  path="", what="released" if old_draft else "made a draft",
+                                  old=old_draft, new=new_draft,
+                                  reason="packets its applies_to matches are now validated by "
+                                         "it" if old_draft else "no packet selects it now"))
     for key in ("title", "description", "limits"):
         old, new = before.data.get(key, ABSENT), after.data.get(key, ABSENT)
         if not _same(old, new):

@@ -20,9 +20,10 @@ from typing import Any, Iterator
 from flarespec.engine.paths import WILDCARD, PointerTemplate
 from flarespec.engine.refs import ArgRef, ArgTemplate, Condition, Ref, compile_ref
 from flarespec.spec.compile import CompiledSpec
-from flarespec.spec.errors import ERROR, SpecIssue
+from flarespec.spec.errors import ERROR, SpecIssue, did_you_mean
 
 NO_SHAPE = "spec.no-shape"
+UNUSED_SHAPE = "spec.unused-shape"
 # loaders whose values are JSON values (an SSE stream's data parsed as JSON): each such
 # document declares its shape; the others (bytes, directory, text, prometheus) give the
 # loader's own checked structure
@@ -42,6 +43,7 @@ def shape_issues(compiled: CompiledSpec) -> list[SpecIssue]:
                 f"type of every member its rules read (shape: NAME, an entry of shapes; "
                 f"docs/spec-language.md#shapes)", getattr(source, "mark", None), NO_SHAPE,
                 ERROR))
+    issues.extend(_unused_shapes(data))
     elements = _element_nodes(compiled)
     seen = set()
     for ref, mark in _references(compiled):
@@ -51,6 +53,42 @@ def shape_issues(compiled: CompiledSpec) -> list[SpecIssue]:
             issues.append(SpecIssue(f"{ref.source!r} reads {problem}", mark,
                                     UNDECLARED_MEMBER, ERROR))
     return issues
+
+
+def _unused_shapes(data: dict) -> list[SpecIssue]:
+    """``spec.unused-shape`` (error): a named shape no document reaches. A child's
+    ``shapes: {memory_reprot: {members: ...}}`` would otherwise add a shape nothing checks,
+    and the member it meant to require would go unchecked, silently."""
+    named = data.get("shapes") or {}
+    reached: set[str] = set()
+    pending = [d.get("shape") for d in (data.get("documents") or {}).values()
+               if isinstance(d, dict) and isinstance(d.get("shape"), str)]
+    while pending:
+        name = pending.pop()
+        if name in reached or name not in named:
+            continue
+        reached.add(name)
+        pending.extend(_named_in(named[name], named))
+    return [SpecIssue(f"shape {name!r} is used by no document (directly or through another "
+                      f"shape){did_you_mean(name, sorted(reached))}: a member it declares is "
+                      f"never checked", getattr(named, "key_marks", {}).get(name), UNUSED_SHAPE,
+                      ERROR) for name in named if name not in reached]
+
+
+def _named_in(node, named) -> Iterator[str]:
+    """The names of other named shapes a node refers to."""
+    pending = [node]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, str):
+            if node in named:
+                yield node
+        elif isinstance(node, dict):
+            if isinstance(node.get("use"), str):
+                yield node["use"]
+            pending.extend((node.get("members") or {}).values()
+                           if isinstance(node.get("members"), dict) else [])
+            pending.extend(node[key] for key in ("items", "values") if key in node)
 
 
 # ---------------------------------------------------------------------- where refs are
