@@ -181,3 +181,15 @@ def test_expectations_follow_a_renamed_rule(tmp_path, flare_spec):
 def test_output_without_junit_is_a_usage_error(tmp_path):
     result = run("spec", "test", BUNDLED, "-k", SUBSET, "--output", str(tmp_path / "x.xml"))
     assert result.exit_code == 2 and "--output is for --format junit" in result.output
+
+
+def test_a_case_expecting_a_dropped_rule_among_others_still_proves_the_others(tmp_path):
+    """A new-user review: dropping snapshot.conservation made the four sample cases (which
+    also expect it) not applicable, so snapshot.sample.finite/integral lost their only cases
+    silently. They now run, expecting the rules that remain."""
+    spec = child_spec(tmp_path, drop_rules=["snapshot.conservation"])
+    result = run("spec", "test", spec, "-k", "snapshot-sample-n")
+    assert result.exit_code == 0, result.output
+    assert "not applicable" not in result.output.splitlines()[-1].replace(
+        "0 not applicable", "")
+    assert " 0 failed, 0 not applicable" in result.output.splitlines()[-1]
