@@ -43,7 +43,8 @@ def shape_issues(compiled: CompiledSpec) -> list[SpecIssue]:
                 f"type of every member its rules read (shape: NAME, an entry of shapes; "
                 f"docs/spec-language.md#shapes)", getattr(source, "mark", None), NO_SHAPE,
                 ERROR))
-    issues.extend(_unused_shapes(data))
+    own = compiled.resolved.chain[0].data.get("shapes") or {}
+    issues.extend(issue for issue, name in _unused_shapes(data) if name in own)
     elements = _element_nodes(compiled)
     seen = set()
     for ref, mark in _references(compiled):
@@ -55,10 +56,12 @@ def shape_issues(compiled: CompiledSpec) -> list[SpecIssue]:
     return issues
 
 
-def _unused_shapes(data: dict) -> list[SpecIssue]:
-    """``spec.unused-shape`` (error): a named shape no document reaches. A child's
-    ``shapes: {memory_reprot: {members: ...}}`` would otherwise add a shape nothing checks,
-    and the member it meant to require would go unchecked, silently."""
+def _unused_shapes(data: dict) -> list[tuple[SpecIssue, str]]:
+    """``spec.unused-shape`` (error) with the shape's name: a named shape no document
+    reaches. A child's ``shapes: {memory_reprot: {members: ...}}`` would otherwise add a
+    shape nothing checks, and the member it meant to require would go unchecked, silently.
+    Reported for the shapes the linted file itself writes (an inherited shape of a dropped
+    document is the parent's)."""
     named = data.get("shapes") or {}
     reached: set[str] = set()
     pending = [d.get("shape") for d in (data.get("documents") or {}).values()
@@ -69,10 +72,10 @@ def _unused_shapes(data: dict) -> list[SpecIssue]:
             continue
         reached.add(name)
         pending.extend(_named_in(named[name], named))
-    return [SpecIssue(f"shape {name!r} is used by no document (directly or through another "
-                      f"shape){did_you_mean(name, sorted(reached))}: a member it declares is "
-                      f"never checked", getattr(named, "key_marks", {}).get(name), UNUSED_SHAPE,
-                      ERROR) for name in named if name not in reached]
+    return [(SpecIssue(f"shape {name!r} is used by no document (directly or through another "
+                       f"shape){did_you_mean(name, sorted(reached))}: a member it declares is "
+                       f"never checked", getattr(named, "key_marks", {}).get(name),
+                       UNUSED_SHAPE, ERROR), name) for name in named if name not in reached]
 
 
 def _named_in(node, named) -> Iterator[str]:
