@@ -142,3 +142,24 @@ def test_a_fifo_as_acknowledgements_file_is_named_as_such(tmp_path):
     assert result.exit_code == 2
     assert f"cannot read the acknowledgements file {fifo}: it is a FIFO (named pipe), not a " \
         "regular file [diff.ack]" in result.output
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", None),  # an empty file acknowledges nothing (not an error)
+    ("{a: 1}\n", "the acknowledgements file {path}: wants a list of {{fingerprint, reason}}"),
+    ("- {fingerprint: 1234567890123456, reason: r}\n",
+     "the acknowledgements file {path}: entry 1: fingerprint must be non-empty text, got int "
+     "(quote it: YAML reads an all-digit fingerprint as a number)"),
+])
+def test_acknowledgement_file_problems_are_worded_for_it(tmp_path, text, message):
+    from flarespec.spec.diff_render import read_acks
+    from flarespec.spec.errors import SpecInvalid
+
+    path = tmp_path / "acks.yaml"
+    path.write_text(text)
+    if message is None:
+        assert read_acks(path) == {}
+        return
+    with pytest.raises(SpecInvalid) as raised:
+        read_acks(path)
+    assert raised.value.issues[0].message.startswith(message.format(path=path))

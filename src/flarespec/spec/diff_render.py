@@ -358,19 +358,27 @@ def read_acks(path: str | Path) -> dict[str, str]:
         entries = plain(load_marked(text, str(path)))
     except SpecYamlError as error:
         raise SpecInvalid([SpecIssue(error.reason, error.mark, error.code)]) from None
+    if entries is None:  # an empty file: nothing acknowledged yet
+        return {}
     problem = _ack_problem(entries)
     if problem:
-        raise SpecInvalid([SpecIssue(f"{path}: {problem}", None, ACK_CODE)])
+        raise SpecInvalid([SpecIssue(f"the acknowledgements file {path}: {problem}", None,
+                                     ACK_CODE)])
     return {entry["fingerprint"]: entry["reason"] for entry in entries}
 
 
 def _ack_problem(entries) -> str | None:
     if not isinstance(entries, list):
-        return "wants a list of {fingerprint, reason}"
-    for index, entry in enumerate(entries):
-        if not isinstance(entry, dict) or set(entry) != {"fingerprint", "reason"} or \
-                not all(isinstance(entry[k], str) and entry[k].strip() for k in entry):
-            return f"entry {index} wants exactly a fingerprint and a non-empty reason"
+        return "wants a list of {fingerprint, reason} (an empty list is [])"
+    for number, entry in enumerate(entries, 1):
+        if not isinstance(entry, dict) or set(entry) != {"fingerprint", "reason"}:
+            return f"entry {number} wants exactly the keys fingerprint and reason"
+        for key in ("fingerprint", "reason"):
+            if not isinstance(entry[key], str) or not entry[key].strip():
+                kind = type(entry[key]).__name__
+                hint = " (quote it: YAML reads an all-digit fingerprint as a number)" \
+                    if key == "fingerprint" and kind in ("int", "float") else ""
+                return f"entry {number}: {key} must be non-empty text, got {kind}{hint}"
     return None
 
 

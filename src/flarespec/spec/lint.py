@@ -430,7 +430,8 @@ def render_text(results: list[LintResult]) -> str:
         for issue in result.issues:
             lines.append(str(issue))
         if not result.errors:
-            warned = f", {len(result.warnings)} warnings" if result.warnings else ""
+            count = len(result.warnings)
+            warned = f", {count} warning{'s' if count != 1 else ''}" if count else ""
             lines.append(f"{result.ref}: ok ({result.spec_id}, "
                          f"{len(result.compiled.rules)} rules{warned})")
     return "\n".join(lines)
