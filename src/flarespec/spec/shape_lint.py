@@ -47,12 +47,12 @@ def shape_issues(compiled: CompiledSpec) -> list[SpecIssue]:
     issues.extend(issue for issue, name in _unused_shapes(data) if name in own)
     elements = _element_nodes(compiled)
     seen = set()
-    for ref, mark in _references(compiled):
-        problem = _undeclared(compiled, elements, ref)
-        if problem is not None and (ref.source, problem) not in seen:
-            seen.add((ref.source, problem))
-            issues.append(SpecIssue(f"{ref.source!r} reads {problem}", mark,
-                                    UNDECLARED_MEMBER, ERROR))
+    for ref, mark, fields in _references(compiled):
+        for problem in _undeclared(compiled, elements, ref, fields):
+            if (ref.source, problem) not in seen:
+                seen.add((ref.source, problem))
+                issues.append(SpecIssue(f"{ref.source!r} reads {problem}", mark,
+                                        UNDECLARED_MEMBER, ERROR))
     return issues
 
 
@@ -96,7 +96,25 @@ def _named_in(node, named) -> Iterator[str]:
 
 # ---------------------------------------------------------------------- where refs are
 
-def _references(compiled: CompiledSpec) -> Iterator[tuple[Ref, Any]]:
+def _references(compiled: CompiledSpec) -> Iterator[tuple[Ref, Any, tuple]]:
+    """(reference, mark, member paths a formula reads below it) of every reference."""
+    for ref, mark in _plain_references(compiled):
+        yield ref, mark, ()
+    data = compiled.resolved.data
+    marks = _rule_marks(data)
+    for rule in compiled.rules:
+        formula = rule.arg.get("compiled") if rule.kind is not None and \
+            rule.kind.name == "formula" and isinstance(rule.arg, dict) else None
+        if formula is not None and rule.given is not None:
+            yield rule.given, marks.get(rule.id), tuple(formula.fields)
+
+
+def _rule_marks(data) -> dict:
+    return {rule.get("id"): mark for rule, mark in
+            zip(data.get("rules") or [], getattr(data.get("rules"), "item_marks", []))}
+
+
+def _plain_references(compiled: CompiledSpec) -> Iterator[tuple[Ref, Any]]:
     data = compiled.resolved.data
     for name, iteration in compiled.iterations.items():
         yield iteration.over, _mark(data["iterations"][name])
@@ -106,8 +124,7 @@ def _references(compiled: CompiledSpec) -> Iterator[tuple[Ref, Any]]:
             yield document.path_from, mark
         if document.path is not None:
             yield from _template_refs(document.path, mark)
-    rule_marks = {rule.get("id"): mark for rule, mark in
-                  zip(data.get("rules") or [], getattr(data.get("rules"), "item_marks", []))}
+    rule_marks = _rule_marks(data)
     for rule in compiled.rules:
         mark = rule_marks.get(rule.id)
         for part in (rule.given, rule.when, rule.arg):
@@ -187,14 +204,23 @@ def _start(compiled, elements, ref: Ref, node_of=None):
     return _UNKNOWN  # constants
 
 
-def _undeclared(compiled, elements, ref: Ref) -> str | None:
+def _undeclared(compiled, elements, ref: Ref, fields: tuple = ()) -> Iterator[str]:
+    """The undeclared member the reference reads (if any), then, below what it selects,
+    each undeclared member a formula's field path reads (``usage.total_tokens``)."""
     start = _start(compiled, elements, ref)
-    if start is _UNKNOWN:
-        return None
-    steps = _steps(ref)
+    steps = _steps(ref) if start is not _UNKNOWN else None
     if steps is None:
-        return None
-    return _walk(start, steps)[1]
+        return
+    node, problem = _walk(start, steps)
+    if problem is not None:
+        yield problem
+        return
+    for field in fields:
+        path = [WILDCARD if part == "*" else int(part) if part.isdigit() else part
+                for part in field.split(".")] if field not in ("", "$") else []
+        found = _walk(node, path)[1] if node is not _UNKNOWN else None
+        if found is not None:
+            yield f"{found} (formula field {field})"
 
 
 def _steps(ref: Ref) -> list | None:
