@@ -409,3 +409,17 @@ def test_a_malformed_line_anywhere_rejects_even_in_a_family_nobody_reads():
 ])
 def test_hostile_quoted_names_take_linear_time(line, outcome):
     assert _parse_in_subprocess(b"ok 1\n" + line, timeout=30) == outcome
+
+
+@pytest.mark.parametrize("text, line", [
+    ('h_bucket{le="+Inf"} 3\nh_sum 1\nh_count 3\n# TYPE h histogram\n', 4),
+    ('h_bucket{le="+Inf"} 3\n# TYPE h histogram\nh_sum 1\nh_count 3\n', 2),
+    ("s_sum 1\ns_count 3\n# TYPE s summary\n", 3),
+])
+def test_type_after_a_histogram_or_summary_suffix_sample_rejects(text, line):
+    """An independent differential test: # TYPE h histogram after h_bucket samples passed
+    (those samples were families of their own until the TYPE line named them)."""
+    with pytest.raises(LoadError) as raised:
+        parse(text)
+    assert (raised.value.code, raised.value.line) == ("invalid-exposition", line)
+    assert "comes after samples of its family" in raised.value.message

@@ -158,7 +158,9 @@ def _read_comment(line: str, number: int, families: dict, sampled: set) -> None:
         raise _invalid(number, f"# TYPE {_shown_name(name)} needs one of {', '.join(sorted(_TYPES))}")
     elif family is not None and family["type"] != "unknown":
         raise _invalid(number, f"second # TYPE line for {_shown_name(name)}")
-    elif name in sampled:
+    elif name in sampled or any(name + suffix in sampled for suffix in _SUFFIXES.get(text, ())):
+        # a histogram's or summary's _bucket/_sum/_count samples seen before its # TYPE were
+        # families of their own then: they are this family's samples, too early
         raise _invalid(number, f"# TYPE {_shown_name(name)} comes after samples of its family "
                                "(it must come before them)")
     if family is None:
