@@ -53,6 +53,9 @@ UNPERTURBED = {
     # report fields one by one (an identity is a mapping of refs; the language cannot build
     # one from a list constant). It documents the identity.
     "capacity_fields.*": lambda value: True,
+    # The member the derived formula divides by: the writer's summary names it (the
+    # perturbed formula below divides by the same member).
+    "derived_field.input": lambda value: value == "analysis.delivery_ttft_ns",
 }
 # Constants no rule reads, by design: the writer's (response_object: the contract shows the
 # chunk `object` but says no *must*, docs/contract.md) and the catalog's (measured_kind),
@@ -106,7 +109,8 @@ def perturbed(constants: dict) -> dict:
         "key": "analysis.prefill_tokens_per_s",
         "kinds": [KINDS[kind] for kind in constants["derived_field"]["kinds"]] + [KINDS["warmup"]],
         "formula": "1e9 * prompt_token_count / analysis.delivery_ttft_ns",
-        "rel_tol": 1.0e-9}
+        "rel_tol": 1.0e-9,
+        "input": constants["derived_field"]["input"]}
     return new
 
 
