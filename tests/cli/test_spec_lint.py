@@ -112,7 +112,7 @@ def test_a_clean_child_lints_ok_and_exits_0(tmp_path):
     path = write(tmp_path, HEAD + PINNED % "next")
     result = invoke("spec", "lint", path)
     assert result.exit_code == 0, result.output
-    assert result.output == f"{path}: ok (flare/next, 88 rules)\n"
+    assert result.output == f"{path}: ok (flare/next, 89 rules)\n"
 
 
 @pytest.mark.parametrize("value, problem", [
@@ -148,7 +148,7 @@ def test_missing_applies_to_and_substitution_inside_constants_are_warnings(tmp_p
     assert result.exit_code == 0, result.output
     assert f"{path}:2:1: warning: no applies_to: this spec is never chosen for a packet" \
         in result.output
-    assert result.output.endswith(f"{path}: ok (flare/next, 88 rules, 2 warnings)\n")
+    assert result.output.endswith(f"{path}: ok (flare/next, 89 rules, 2 warnings)\n")
     assert invoke("spec", "lint", "--strict", path).exit_code == 2
 
 
@@ -213,10 +213,10 @@ def test_json_format_has_a_severity_per_issue(tmp_path):
     result = invoke("spec", "lint", "--format", "json", path, BUNDLED)
     assert result.exit_code == 0
     first, bundled = json.loads(result.output)
-    assert first["ok"] and first["id"] == "flare/next" and first["rules"] == 88
+    assert first["ok"] and first["id"] == "flare/next" and first["rules"] == 89
     assert [(i["code"], i["severity"], i["line"]) for i in first["issues"]] == \
         [("spec.no-applies-to", "warning", 2)]
-    assert bundled == {"spec": BUNDLED, "id": BUNDLED, "ok": True, "rules": 88, "issues": []}
+    assert bundled == {"spec": BUNDLED, "id": BUNDLED, "ok": True, "rules": 89, "issues": []}
 
 
 def test_an_unknown_reference_is_an_error_with_a_suggestion():
