@@ -60,3 +60,19 @@ def packet_pair(tmp_path, flare_spec):
     from flarespec.fixtures.writers import write_pair
 
     return write_pair(tmp_path / "packets", flare_spec)
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory, flare_spec):
+    """A valid packet written once per module (its root); copy it with ``packet``."""
+    from flarespec.fixtures.writers import write_packet
+
+    return write_packet(tmp_path_factory.mktemp("template") / "packet", flare_spec).parent
+
+
+@pytest.fixture
+def packet(template, tmp_path):
+    """A fresh copy of the module's valid template packet (its root), to mutate."""
+    root = tmp_path / "packet"
+    shutil.copytree(template, root)
+    return root

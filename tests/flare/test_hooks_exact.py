@@ -10,7 +10,6 @@ the test fails on a validator that reads samples as floats), then required to re
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,6 @@ import pytest
 from flarespec.adapter.commands import measure
 from flarespec.engine.evaluate import evaluate
 from flarespec.fixtures.mutations import prom_add, prom_set, refresh_digests
-from flarespec.fixtures.writers import write_packet
 from flarespec.spec.open import open_compiled
 
 BIG = 2 ** 60
@@ -26,16 +24,7 @@ COMPLETED, FAILED = "flare_requests_completed_total", "flare_requests_failed_tot
 KV_FREE, KV_CACHED = "flare_kv_pages_free", "flare_kv_pages_cached"
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory, flare_spec) -> Path:
-    return write_packet(tmp_path_factory.mktemp("template") / "packet", flare_spec).parent
-
-
-@pytest.fixture
-def packet(template, tmp_path) -> Path:
-    root = tmp_path / "packet"
-    shutil.copytree(template, root)
-    return root
+# `template` and `packet` (a fresh copy of a valid packet) come from tests/conftest.py
 
 
 def snapshots(root: Path) -> dict[str, list[str]]:

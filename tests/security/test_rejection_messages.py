@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
 from flarespec.adapter.commands import measure
 from flarespec.engine.evaluate import evaluate
@@ -22,7 +21,6 @@ from flarespec.fixtures.mutations import (
     replace_text,
     sse_set,
 )
-from flarespec.fixtures.writers import write_packet
 
 T0 = "run/r0.ttft-512/r0.ttft-512.q0"  # the first measured request
 SSE = f"{T0}/response.sse"
@@ -31,19 +29,7 @@ AFTER = "run/metrics/r0.ttft-512.after.prom"
 COMPLETED = "flare_requests_completed_total"
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory, flare_spec) -> Path:
-    return write_packet(tmp_path_factory.mktemp("template") / "packet", flare_spec).parent
-
-
-@pytest.fixture
-def packet(template, tmp_path) -> Path:
-    """A fresh copy of the valid template packet."""
-    import shutil
-
-    root = tmp_path / "packet"
-    shutil.copytree(template, root)
-    return root
+# `template` and `packet` (a fresh copy of a valid packet) come from tests/conftest.py
 
 
 def errors(flare_spec, root: Path) -> list:
