@@ -843,8 +843,7 @@ def _shapes(before: SpecSide, after: SpecSide) -> list[Change]:
     from flarespec.spec.diff_shapes import shape_changes
 
     changes = []
-    for name, path, o, n, (cls, what, reason) in shape_changes(before.data, after.data,
-                                                               _by_position, ABSENT):
+    for name, path, o, n, (cls, what, reason) in shape_changes(before.data, after.data):
         side = after if n is not ABSENT else before
         document = (side.data.get("documents") or {}).get(name) or {}
         rule = f"{document.get('rule', f'document.{name}')}.{SHAPE_RULE}"

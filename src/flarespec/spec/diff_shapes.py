@@ -21,12 +21,13 @@ direction:
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any
 
 from flarespec.engine.shapes import ANY, TYPE_NAMES
 from flarespec.spec.shapes import ShapeCompiler
 
-TIGHTENING, LOOSENING, REVIEW, NEUTRAL = "tightening", "loosening", "review", "neutral"
+from flarespec.spec.diff import (ABSENT, LOOSENING, NEUTRAL, REVIEW, TIGHTENING,
+                                 _by_position, _verb)
 _CONSTRAINTS = ("closed", "items", "values", "min", "max", "length", "pattern", "one_of")
 
 
@@ -59,10 +60,6 @@ def _normal(node: dict) -> dict:
     return result
 
 
-def _verb(old, new, absent) -> str:
-    return "added" if old is absent else "removed" if new is absent else "changed"
-
-
 def _type_set(text) -> set[str]:
     names = set(str(text).split(" | ")) if text else {ANY}
     if ANY in names:
@@ -72,24 +69,24 @@ def _type_set(text) -> set[str]:
     return names
 
 
-def verdict(path: str, old: Any, new: Any, absent) -> tuple[str, str, str]:
+def verdict(path: str, old: Any, new: Any) -> tuple[str, str, str]:
     """(class, what, reason) of one leaf change inside a document's expanded shape."""
     key = re.sub(r"(\[\d+\])+$", "", path.rsplit(".", 1)[-1])
     parent = path.rsplit(".", 2)[-2] if path.count(".") >= 1 else ""
     if path == "" or parent == "members":
         member = f"member {key}" if path else "the shape"
-        if old is absent:
+        if old is ABSENT:
             return TIGHTENING, f"{member} added", "a new member's type is checked (required " \
                 "unless optional)"
-        if new is absent:
+        if new is ABSENT:
             return LOOSENING, f"{member} removed", "its type is no longer checked"
     if key == "description":
         return NEUTRAL, "description reworded", "wording only"
     if key == "example":
-        return NEUTRAL, f"example {_verb(old, new, absent)}", "what writers write; never checked"
+        return NEUTRAL, f"example {_verb(old, new)}", "what writers write; never checked"
     if key == "type":
-        before, after = _type_set(old if old is not absent else ANY), \
-            _type_set(new if new is not absent else ANY)
+        before, after = _type_set(old if old is not ABSENT else ANY), \
+            _type_set(new if new is not ABSENT else ANY)
         if before == after:
             return NEUTRAL, "type respelled", "the same set of types"
         if after < before:
@@ -98,14 +95,14 @@ def verdict(path: str, old: Any, new: Any, absent) -> tuple[str, str, str]:
             return LOOSENING, "type widened", f"{old} -> {new}"
         return REVIEW, "type changed", f"{old} -> {new}: neither contains the other"
     if key == "optional":
-        made = bool(new) if new is not absent else False
-        was = bool(old) if old is not absent else False
+        made = bool(new) if new is not ABSENT else False
+        was = bool(old) if old is not ABSENT else False
         if made == was:
             return NEUTRAL, "optional respelled", "the same"
         return (LOOSENING, "made optional", "the member may be absent") if made else \
             (TIGHTENING, "made required", "the member must be present")
-    if key in _CONSTRAINTS and (old is absent or new is absent):
-        return (TIGHTENING, f"{key} added", "a new constraint") if old is absent else \
+    if key in _CONSTRAINTS and (old is ABSENT or new is ABSENT):
+        return (TIGHTENING, f"{key} added", "a new constraint") if old is ABSENT else \
             (LOOSENING, f"{key} removed", "a constraint dropped")
     if key == "closed":
         return (TIGHTENING, "closed", "other members now reject") if new else \
@@ -117,18 +114,18 @@ def verdict(path: str, old: Any, new: Any, absent) -> tuple[str, str, str]:
     return REVIEW, f"{key} changed", "another value constraint"
 
 
-def shape_changes(before_data: dict, after_data: dict, leaf_changes: Callable,
-                  absent) -> list[tuple[str, str, Any, Any, tuple[str, str, str]]]:
-    """(document, path, old, new, verdict) for every change of every document's shape."""
+def shape_changes(before_data: dict, after_data: dict) -> list[tuple]:
+    """(document, path, old, new, verdict) for every change of every document's shape
+    (node lists such as ``one_of`` compared by position: a shape has no keyed records)."""
     old, new = expanded_shapes(before_data), expanded_shapes(after_data)
     # a document added or removed whole is that change (classed with the documents)
     both = set(before_data.get("documents") or {}) & set(after_data.get("documents") or {})
     found = []
     for name in [n for n in list(old) + [n for n in new if n not in old] if n in both]:
-        o, n = old.get(name, absent), new.get(name, absent)
-        for path, before, after in leaf_changes(o, n):
+        o, n = old.get(name, ABSENT), new.get(name, ABSENT)
+        for path, before, after in _by_position(o, n):
             found.append((name, member_path(path), before, after,
-                          verdict(path, before, after, absent)))
+                          verdict(path, before, after)))
     return found
 
 

@@ -25,6 +25,7 @@ from flarespec.engine.hooks import HOOKS
 from flarespec.engine.refs import ArgRef, Ref
 from flarespec.spec.compile import CompiledSpec
 from flarespec.spec.errors import ERROR, SpecIssue
+from flarespec.spec.shape_lint import reference_steps
 
 NAME_NOT_REQUIRED = "spec.name-not-required"
 
@@ -73,18 +74,10 @@ def _place(arg) -> tuple[str, list] | None:
     """(document, literal steps) of a holder argument read from a document."""
     if not isinstance(arg, ArgRef) or arg.ref.metadata:
         return None
-    steps = _literal_steps(arg.ref)
-    return (arg.ref.target, steps) if steps is not None else None
-
-
-def _literal_steps(ref: Ref) -> list | None:
-    if ref.jsonpath is not None:
-        steps = ref.jsonpath.steps
-        return list(steps) if steps is not None and all(isinstance(s, str) for s in steps) \
-            else None
-    if ref.pointer is not None and not ref.pointer.placeholders:
-        return [segment.key.source for segment in ref.pointer.segments]
-    return None
+    steps = reference_steps(arg.ref)  # keys only: a place named statically
+    if steps is None or not all(isinstance(step, str) for step in steps):
+        return None
+    return arg.ref.target, steps
 
 
 def _names(compiled: CompiledSpec, arg) -> list[str] | None:

@@ -186,7 +186,7 @@ def _element_nodes(compiled: CompiledSpec) -> dict[str, Any]:
             iteration = compiled.iterations[name]
             start = _start(compiled, found, iteration.over, node_of)
             found[name] = _UNKNOWN if start is _UNKNOWN else \
-                _walk(start, _steps(iteration.over))[0]
+                _walk(start, reference_steps(iteration.over))[0]
         return found[name]
     for name in compiled.iterations:
         node_of(name)
@@ -208,7 +208,7 @@ def _undeclared(compiled, elements, ref: Ref, fields: tuple = ()) -> Iterator[st
     """The undeclared member the reference reads (if any), then, below what it selects,
     each undeclared member a formula's field path reads (``usage.total_tokens``)."""
     start = _start(compiled, elements, ref)
-    steps = _steps(ref) if start is not _UNKNOWN else None
+    steps = reference_steps(ref) if start is not _UNKNOWN else None
     if steps is None:
         return
     node, problem = _walk(start, steps)
@@ -223,7 +223,7 @@ def _undeclared(compiled, elements, ref: Ref, fields: tuple = ()) -> Iterator[st
             yield f"{found} (formula field {field})"
 
 
-def _steps(ref: Ref) -> list | None:
+def reference_steps(ref: Ref) -> list | None:
     """The reference's selector as steps: a name, an index, ``_ALL`` for a wildcard or a
     slice, ``_UNKNOWN`` for a key filled per binding; None when it cannot be followed."""
     if ref.jsonpath is not None:
