@@ -7,20 +7,14 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import yaml
-from click.testing import CliRunner
 
-from flarespec.cli import main
 from flarespec.fixtures.check import PASSED, FAILED, CaseResult, coverage
 from flarespec.fixtures.catalog import Case
+from cli_run import run
 
 BUNDLED = "flare/bce032c0"
 
 
-def run(*args):
-    result = CliRunner().invoke(main, list(args))
-    assert "Traceback" not in result.output, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
-    return result
 
 
 def test_with_k_only_the_targeted_rules_are_counted():

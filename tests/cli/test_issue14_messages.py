@@ -9,22 +9,16 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from flarespec.cli import main
 from flarespec.cli.summary import render
 from flarespec.fixtures.mutations import apply_mutation
 from flarespec.fixtures.writers import write_packet, write_pair
 from flarespec.loaders import locate_line, parse_sse
+from cli_run import run
 
 BUNDLED = "flare/bce032c0"
 
 
-def run(*args):
-    result = CliRunner().invoke(main, list(args))
-    assert "Traceback" not in result.output, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
-    return result
 
 
 def measured(tmp_path, mutations) -> tuple[dict, str]:

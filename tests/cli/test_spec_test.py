@@ -8,19 +8,13 @@ import xml.etree.ElementTree as ET
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from flarespec.cli import main
+from cli_run import run
 
 BUNDLED = "flare/bce032c0"
 SUBSET = "missing-response"        # a quick -k subset of the bundled catalog
 
 
-def run(*args):
-    result = CliRunner().invoke(main, list(args))
-    assert "Traceback" not in result.output, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
-    return result
 
 
 def child_spec(tmp_path, **changes) -> str:
