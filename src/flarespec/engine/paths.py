@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from flarespec.engine.report import shown
+from flarespec.loaders.locations import child_location  # re-exported: the one location writer
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # fullmatch: "a\n" is no identifier
 INDEX = re.compile(r"-?[0-9]+")  # ASCII digits only: int() would also read "١" or "０"
 
 
@@ -56,15 +56,6 @@ class Match:
 
     def __repr__(self) -> str:
         return f"Match({self.value!r}, {self.location!r})"
-
-
-def child_location(base: str, key: Any) -> str:
-    if isinstance(key, int):
-        return f"{base}[{key}]"
-    if _IDENTIFIER.fullmatch(key):
-        return f"{base}.{key}"
-    escaped = key.replace("\\", "\\\\").replace("'", "\\'")
-    return f"{base}['{escaped}']"
 
 
 # --------------------------------------------------------------------------- JSONPath
