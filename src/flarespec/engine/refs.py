@@ -23,6 +23,7 @@ from flarespec.engine.paths import (
     PointerTemplate,
     compile_pointer,
 )
+from flarespec.loaders.locations import next_step, relative_location  # noqa: F401 (re-exported)
 
 DOCUMENT_METADATA = ("sha256", "path", "size")
 BINDING_METADATA = ("index", "label")
@@ -109,7 +110,6 @@ class ArgTemplate:
 # what a rule's `message` template may name besides bindings and references
 MESSAGE_FIELDS = ("detail", "expected", "actual", "file", "location", "line",
                   "expected_file", "expected_location", "expected_line")
-_FIRST_STEP = re.compile(r"""^(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[([0-9]+)\]|\['((?:[^'\\]|\\.)*)'\])""")
 
 
 def shown_ref(ref: Ref, fill) -> str:
@@ -134,25 +134,14 @@ def shown_ref(ref: Ref, fill) -> str:
     return text
 
 
-def relative_location(base: str, location: str) -> str | None:
-    """``location`` relative to ``base`` (``.text`` for ``$.a.text`` under ``$.a``), or None
-    when it does not lie inside ``base``."""
-    if location == base:
-        return ""
-    if location.startswith(base) and location[len(base)] in ".[":
-        return location[len(base):]
-    return None
-
-
 def first_step(suffix: str) -> tuple[Any, str] | None:
-    """The first key or index of a relative location and the rest (``.a[0]`` -> ``a``, ``[0]``)."""
-    found = _FIRST_STEP.match(suffix)
-    if found is None:
+    """The first key or index of a relative location and the rest (``.a[0]`` -> ``a``, ``[0]``);
+    the location syntax is flarespec.loaders.locations' (``relative_location`` comes from there)."""
+    step = next_step(suffix)
+    if step is None:
         return None
-    name, index, quoted = found.groups()
-    key = name if name is not None else int(index) if index is not None else \
-        re.sub(r"\\(.)", r"\1", quoted)
-    return key, suffix[found.end():]
+    key, end = step
+    return key, suffix[end:]
 
 
 def single_refs(arg: Any) -> list[ArgRef]:

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import re
 
-# One step of a normalised JSONPath (engine.paths): .name, ['quoted name'], [index], or a
-# wildcard ([*], .*) as a collective kind's reference text has it (its first element).
-_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['((?:[^'\\]|\\.)*)'\]|\[([0-9]+|\*)\]|\.(\*)")
+from .locations import STAR, leading_keys
+
 # ``target:`` in front of a JSONPath: a reference's text (``response:$.after_terminator[*]``),
 # the location of a collective kind's failure
 _TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*:(?=\$)")
 _FIRST = 0  # a wildcard step stands for the first element: the first line it matched
-_QUOTED_ESCAPE = re.compile(r"\\(.)")
 
 
 def locate_line(loader_name: str, value, location: str) -> int | None:
@@ -41,18 +39,10 @@ def locate_line(loader_name: str, value, location: str) -> int | None:
 
 
 def _steps(location: str, wanted: int) -> list:
-    """The first ``wanted`` steps of ``location`` (names as str, indices as int)."""
-    steps, position = [], 1
-    while len(steps) < wanted and (match := _STEP.match(location, position)):
-        name, quoted, index, star = match.groups()
-        if star is not None or index == "*":
-            steps.append(_FIRST)
-        elif index is not None:
-            steps.append(int(index))
-        else:
-            steps.append(name if name is not None else _QUOTED_ESCAPE.sub(r"\1", quoted))
-        position = match.end()
-    return steps
+    """The first ``wanted`` steps of ``location`` (names as str, indices as int; a wildcard
+    (``[*]``, ``.*``) as a collective kind's reference text has it: its first element)."""
+    return [_FIRST if key is STAR else key
+            for key in leading_keys(location, wanted, wildcards=True)]
 
 
 def _sse_line(value: dict, steps: list) -> int | None:
