@@ -48,13 +48,20 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SPEC_ID = "flare/bce032c0"
 MIB = 2**20
-COMMANDS = ("floor", "measure", "validate_pair")  # the floor first: ratios are to it
-VALIDATORS = COMMANDS[1:]
-LABELS = {"floor": "floor", "measure": "measure", "validate_pair": "validate-pair"}
+# the floors first: ratios are to them (the two-process floor for default-mode wall time)
+FLOORS = ("floor", "floor_2p")
+VALIDATORS = ("measure", "measure_j1", "validate_pair")
+COMMANDS = FLOORS + VALIDATORS
+BASELINE_COMMANDS = ("measure_base", "measure_j1_base")  # with --baseline-src
+LABELS = {"floor": "floor", "floor_2p": "floor 2p", "measure": "measure",
+          "measure_j1": "measure JOBS=1", "validate_pair": "validate-pair",
+          "measure_base": "measure (baseline)", "measure_j1_base": "measure JOBS=1 (baseline)"}
+# issue 9's targets are about these (default mode)
+ISSUE9_VALIDATORS = ("measure", "validate_pair")
 PACKAGE_REPETITIONS = 1
 DISK_MARGIN_MIB = 512  # free space kept beyond the packets' own estimate
 PACKET_MIB_PER_REPETITION = 2  # a full-prompt packet is ~1.6 MiB per repetition
-DEFAULTS = {"repetitions": [1, 5, 20, 100], "runs": 3, "package_mib": 1024}
+DEFAULTS = {"repetitions": [1, 5, 20, 100], "runs": 5, "package_mib": 1024}
 QUICK = {"repetitions": [1, 5], "runs": 1, "package_mib": 0}
 
 
@@ -77,11 +84,11 @@ class Size:
 # ------------------------------------------------------------------------ children
 
 
-def run_child(argv: list[str]) -> dict:
+def run_child(argv: list[str], env: dict | None = None) -> dict:
     """Wall, CPU and peak RSS of one child process (``ru_maxrss`` is KiB on Linux)."""
     with tempfile.TemporaryFile() as errors:  # a file, not a pipe: a chatty child never blocks
         start = time.perf_counter()
-        child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errors)
+        child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errors, env=env)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - start
         code = os.waitstatus_to_exitcode(status)
@@ -108,13 +115,23 @@ def fail(message: str) -> None:
     sys.exit(2)
 
 
-def write_sizes(scratch: Path, sizes: list[Size], full_prompts: bool) -> None:
+def source_env(src: Path | None, **variables: str) -> dict:
+    """The environment of a child: flarespec imported from ``src`` (a source tree's ``src``
+    directory, e.g. a worktree of a baseline commit: see receipts_identity.py) when given."""
+    env = {**os.environ, **variables}
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
+    return env
+
+
+def write_sizes(scratch: Path, sizes: list[Size], full_prompts: bool,
+                src: Path | None = None) -> None:
     """The pairs, written by a child process: Linux carries a process's peak RSS across
     fork and exec into its children's ``ru_maxrss``, so this runner must stay small (it
     never imports flarespec) or it would be every child's peak."""
     order = {"full_prompts": full_prompts, "sizes": [asdict(size) for size in sizes]}
     written = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--write",
-                              str(scratch), json.dumps(order)])
+                              str(scratch), json.dumps(order)], env=source_env(src))
     if written.returncode:
         sys.exit(2)  # the child said why on stderr
 
@@ -134,27 +151,49 @@ def pair_paths(scratch: Path, size: Size) -> tuple[Path, Path]:
             scratch / size.name / "candidate" / "packet.json")
 
 
-def command_lines(scratch: Path, size: Size) -> dict[str, list[str]]:
+def command_lines(scratch: Path, size: Size, src: Path | None = None,
+                  baseline_src: Path | None = None) -> dict[str, tuple[list[str], dict]]:
+    """Each command's argv and environment. ``measure_j1`` is ``measure`` with
+    ``FLARESPEC_JOBS=1`` (one process); the baseline commands run the code of
+    ``baseline_src`` on the same pair."""
     baseline, candidate = pair_paths(scratch, size)
     flarespec = [sys.executable, "-m", "flarespec"]
-    return {
-        "floor": [sys.executable, str(Path(__file__).resolve()), "--floor",
-                  str(baseline.parent), str(candidate.parent)],
-        "measure": [*flarespec, "measure", "--packet", str(baseline), "--peer", str(candidate),
-                    "--output", str(scratch / f"receipt-measure-{size.name}.json"), "--quiet"],
-        "validate_pair": [*flarespec, "validate-pair", "--baseline", str(baseline),
-                          "--candidate", str(candidate), "--output",
-                          str(scratch / f"receipt-pair-{size.name}.json"), "--quiet"],
+    floor = [sys.executable, str(Path(__file__).resolve())]
+    roots = [str(baseline.parent), str(candidate.parent)]
+
+    def measure(tag: str) -> list[str]:
+        return [*flarespec, "measure", "--packet", str(baseline), "--peer", str(candidate),
+                "--output", str(scratch / f"receipt-{tag}-{size.name}.json"), "--quiet"]
+
+    default, one = source_env(src), source_env(src, FLARESPEC_JOBS="1")
+    lines = {
+        "floor": ([*floor, "--floor", *roots], default),
+        "floor_2p": ([*floor, "--floor-2p", *roots], default),
+        "measure": (measure("measure"), default),
+        "measure_j1": (measure("measure-j1"), one),
+        "validate_pair": ([*flarespec, "validate-pair", "--baseline", str(baseline),
+                           "--candidate", str(candidate), "--output",
+                           str(scratch / f"receipt-pair-{size.name}.json"), "--quiet"], default),
     }
+    if baseline_src is not None:
+        lines["measure_base"] = (measure("measure-base"), source_env(baseline_src))
+        lines["measure_j1_base"] = (measure("measure-j1-base"),
+                                    source_env(baseline_src, FLARESPEC_JOBS="1"))
+    return lines
 
 
-def measure_size(scratch: Path, size: Size, runs: int) -> dict:
-    """Medians of ``runs`` interleaved rounds (a slow moment of the machine hits all alike)."""
-    argvs = command_lines(scratch, size)
-    samples: dict[str, list[dict]] = {name: [] for name in COMMANDS}
+def measure_size(scratch: Path, size: Size, runs: int, src: Path | None = None,
+                 baseline_src: Path | None = None) -> dict:
+    """Medians of ``runs`` interleaved rounds (a slow moment of the machine hits all alike).
+    One untimed ``measure`` first (per code): the compiled-spec cache is warm for all."""
+    argvs = command_lines(scratch, size, src, baseline_src)
+    for name in ("measure", "measure_base"):
+        if name in argvs:
+            run_child(*argvs[name])
+    samples: dict[str, list[dict]] = {name: [] for name in argvs}
     for _ in range(runs):
-        for name in COMMANDS:
-            samples[name].append(run_child(argvs[name]))
+        for name in argvs:
+            samples[name].append(run_child(*argvs[name]))
     return {name: {key: statistics.median(run[key] for run in runs_)
                    for key in ("wall", "cpu", "rss_mib")}
             for name, runs_ in samples.items()}
@@ -168,13 +207,16 @@ def packet_size(scratch: Path, size: Size) -> tuple[int, float]:
 # ------------------------------------------------------------------------- figures
 
 
-def row_for(scratch: Path, size: Size, runs: int) -> dict:
+def row_for(scratch: Path, size: Size, runs: int, src: Path | None = None,
+            baseline_src: Path | None = None) -> dict:
     files, mib = packet_size(scratch, size)
-    medians = measure_size(scratch, size, runs)
-    floor = medians["floor"]
+    medians = measure_size(scratch, size, runs, src, baseline_src)
+    floor, floor_2p = medians["floor"], medians["floor_2p"]
     ratios = {name: {"wall": medians[name]["wall"] / floor["wall"],
+                     "wall_2p": medians[name]["wall"] / floor_2p["wall"],
                      "cpu": medians[name]["cpu"] / floor["cpu"],
-                     "rss": medians[name]["rss_mib"] / floor["rss_mib"]} for name in VALIDATORS}
+                     "rss": medians[name]["rss_mib"] / floor["rss_mib"]}
+              for name in (*VALIDATORS, *BASELINE_COMMANDS) if name in medians}
     return {"size": size.label, "repetitions": size.repetitions, "package_mib": size.package_mib,
             "files": files, "mib": mib, **medians, "ratios": ratios}
 
@@ -187,6 +229,7 @@ def add_growth(rows: list[dict]) -> None:
         row["growth"] = {
             "from_repetitions": previous["repetitions"],
             "wall": {name: row[name]["wall"] / previous[name]["wall"] for name in COMMANDS},
+            "cpu": {name: row[name]["cpu"] / previous[name]["cpu"] for name in COMMANDS},
             "ratio_drift": {name: row["ratios"][name]["wall"] / previous["ratios"][name]["wall"]
                             for name in VALIDATORS},
         }
@@ -232,41 +275,86 @@ def targets(rows: list[dict]) -> list[dict]:
         ("R=1 {} wall x floor (start-up)", 3.0, lambda name: r1 and r1["ratios"][name]["wall"]),
     ]
     found = [(what.format(LABELS[name]), limit, figure(name))
-             for what, limit, figure in checks for name in VALIDATORS]
+             for what, limit, figure in checks for name in ISSUE9_VALIDATORS]
     return [{"target": what, "limit": limit, "figure": value, "met": value <= limit}
             for what, limit, value in found if value is not None]
+
+
+def issue15_targets(rows: list[dict]) -> list[dict]:
+    """Issue 15's targets against the issue's floor, each with its figure (left out when its
+    size, or for "not slower at R=1" the baseline code, was not run). "Not slower" compares
+    the new code with the baseline's in the same interleaved run: the ratio of the two
+    medians must be at most 1 (plus 3% of noise)."""
+    r1, r20, r100 = _matrix(rows, 1), _matrix(rows, 20), _matrix(rows, 100)
+    growth_20 = _growth_from(r20, 5)
+    based = r1 if r1 and "measure_base" in r1 else None
+    checks = [
+        ("R=20 measure JOBS=1 CPU x floor", 2.0,
+         r20 and r20["ratios"]["measure_j1"]["cpu"]),
+        ("R=20 measure (default) wall x two-process floor", 2.0,
+         r20 and r20["ratios"]["measure"]["wall_2p"]),
+        ("R=20 measure JOBS=1 peak RSS x floor", 1.5,
+         r20 and r20["ratios"]["measure_j1"]["rss"]),
+        ("R=100 measure JOBS=1 peak RSS x floor", 2.0,
+         r100 and r100["ratios"]["measure_j1"]["rss"]),
+        ("R=20/R=5 measure JOBS=1 CPU growth", 4.5,
+         growth_20 and growth_20["cpu"]["measure_j1"]),
+        ("R=1 measure wall / baseline's (not slower)", 1.03,
+         based and based["measure"]["wall"] / based["measure_base"]["wall"]),
+        ("R=1 measure JOBS=1 CPU / baseline's (not slower)", 1.03,
+         based and based["measure_j1"]["cpu"] / based["measure_j1_base"]["cpu"]),
+    ]
+    return [{"target": what, "limit": limit, "figure": value, "met": value <= limit}
+            for what, limit, value in checks if value]
 
 
 # --------------------------------------------------------------------------- table
 
 
-def table(rows: list[dict], checked: list[dict]) -> str:
-    head = (f"{'size':>17} {'files':>6} {'MiB':>7} | {'floor s':>7} {'meas s':>7} {'pair s':>7} "
-            f"{'meas x':>6} {'pair x':>6} | {'cpu x m':>7} {'cpu x p':>7} | {'floor MiB':>9} "
-            f"{'meas MiB':>8} {'pair MiB':>8} {'rss x m':>7} {'rss x p':>7}")
+def table(rows: list[dict], checked: list[dict], checked15: list[dict] | None = None) -> str:
+    head = (f"{'size':>17} {'files':>6} {'MiB':>7} | {'floor s':>7} {'fl2p s':>7} {'meas s':>7} "
+            f"{'pair s':>7} {'meas x':>6} {'x 2p':>6} {'pair x':>6} | {'floor c':>7} "
+            f"{'j1 cpu':>7} {'cpu x j1':>8} {'cpu x m':>7} {'cpu x p':>7} | {'floor MiB':>9} "
+            f"{'j1 MiB':>7} {'meas MiB':>8} {'rss x j1':>8} {'rss x m':>7}")
     lines = [head] + [_table_row(row) for row in rows]
+    lines += [_baseline_line(row) for row in rows if "measure_base" in row]
     lines += [_growth_line(row) for row in rows if "growth" in row]
     lines += [_package_line(row) for row in rows if "rss_added_mib" in row]
-    lines += ["issue 9 targets:"] + [
-        f"  {'met    ' if t['met'] else 'NOT met'} {t['target']}: {t['figure']:.2f} (<= {t['limit']})"
-        for t in checked]
+    lines += ["issue 9 targets:"] + [_target_line(t) for t in checked]
+    if checked15 is not None:
+        lines += ["issue 15 targets (the issue's floor):"] + [_target_line(t) for t in checked15]
     return "\n".join(lines)
 
 
+def _target_line(t: dict) -> str:
+    return f"  {'met    ' if t['met'] else 'NOT met'} {t['target']}: {t['figure']:.2f} (<= {t['limit']})"
+
+
 def _table_row(row: dict) -> str:
-    f, m, p = (row[name] for name in COMMANDS)
-    rm, rp = (row["ratios"][name] for name in VALIDATORS)
+    f, f2, m, j1, p = (row[name] for name in COMMANDS)
+    rm, rj, rp = (row["ratios"][name] for name in VALIDATORS)
     return (f"{row['size']:>17} {row['files']:>6} {row['mib']:>7.1f} | {f['wall']:>7.3f} "
-            f"{m['wall']:>7.3f} {p['wall']:>7.3f} {rm['wall']:>6.2f} {rp['wall']:>6.2f} | "
-            f"{rm['cpu']:>7.2f} {rp['cpu']:>7.2f} | {f['rss_mib']:>9.1f} {m['rss_mib']:>8.1f} "
-            f"{p['rss_mib']:>8.1f} {rm['rss']:>7.2f} {rp['rss']:>7.2f}")
+            f"{f2['wall']:>7.3f} {m['wall']:>7.3f} {p['wall']:>7.3f} {rm['wall']:>6.2f} "
+            f"{rm['wall_2p']:>6.2f} {rp['wall']:>6.2f} | {f['cpu']:>7.3f} {j1['cpu']:>7.3f} "
+            f"{rj['cpu']:>8.2f} {rm['cpu']:>7.2f} {rp['cpu']:>7.2f} | {f['rss_mib']:>9.1f} "
+            f"{j1['rss_mib']:>7.1f} {m['rss_mib']:>8.1f} {rj['rss']:>8.2f} {rm['rss']:>7.2f}")
+
+
+def _baseline_line(row: dict) -> str:
+    b, bj = row["ratios"]["measure_base"], row["ratios"]["measure_j1_base"]
+    return (f"{row['size']} baseline code: measure wall {row['measure_base']['wall']:.3f} s "
+            f"({b['wall_2p']:.2f}x 2p floor), JOBS=1 CPU {row['measure_j1_base']['cpu']:.3f} s "
+            f"({bj['cpu']:.2f}x floor), JOBS=1 RSS {row['measure_j1_base']['rss_mib']:.1f} MiB "
+            f"({bj['rss']:.2f}x)")
 
 
 def _growth_line(row: dict) -> str:
     growth = row["growth"]
     walls = ", ".join(f"{LABELS[name]} x{growth['wall'][name]:.2f}" for name in COMMANDS)
+    cpus = ", ".join(f"{LABELS[name]} x{growth['cpu'][name]:.2f}" for name in ("floor", "measure_j1"))
     drift = ", ".join(f"{LABELS[name]} x{growth['ratio_drift'][name]:.2f}" for name in VALIDATORS)
     return (f"R={row['repetitions']}/R={growth['from_repetitions']} wall growth: {walls}; "
+            f"CPU growth: {cpus}; "
             f"ratio R={row['repetitions']} / ratio R={growth['from_repetitions']}: {drift}")
 
 
@@ -281,7 +369,7 @@ def _package_line(row: dict) -> str:
 def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
-        epilog="Defaults: --repetitions 1 5 20 100 --runs 3 --package-mib 1024; --quick: "
+        epilog="Defaults: --repetitions 1 5 20 100 --runs 5 --package-mib 1024; --quick: "
                "--repetitions 1 5 --runs 1 --package-mib 0. An option given explicitly wins.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repetitions", type=int, nargs="+", metavar="R",
@@ -297,8 +385,17 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
                         help="Smoke run: R=1 and 5, one run, no package row.")
     parser.add_argument("--out", type=Path, default=HERE / "results.json",
                         help="Where the results are saved as JSON (default: %(default)s).")
+    parser.add_argument("--src", type=Path, metavar="DIR",
+                        help="Run flarespec (and write the pairs) from this source directory "
+                             "(PYTHONPATH), e.g. a worktree's src/ prepared by "
+                             "receipts_identity.py --prepare REV.")
+    parser.add_argument("--baseline-src", type=Path, metavar="DIR",
+                        help="Also run measure (default and FLARESPEC_JOBS=1) with the code of "
+                             "this source directory, interleaved: issue 15's not-slower target.")
     parser.add_argument("--floor", nargs="+", type=Path, metavar="ROOT",
                         help=argparse.SUPPRESS)  # the floor's own child process
+    parser.add_argument("--floor-2p", nargs=2, type=Path, metavar="ROOT",
+                        help=argparse.SUPPRESS)  # the two-process floor's child
     parser.add_argument("--write", nargs=2, metavar=("DIR", "ORDER"), help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     for key, value in (QUICK if options.quick else DEFAULTS).items():
@@ -336,21 +433,29 @@ def main(argv: list[str] | None = None) -> None:
         for root in options.floor:
             floor(root)
         return
+    if options.floor_2p:
+        from bench_validate import floor_two_processes
+
+        return floor_two_processes(*options.floor_2p)
     sizes = sizes_of(options)
     with tempfile.TemporaryDirectory(prefix="flarespec-bench-") as scratch:
         check_disk(options, Path(scratch), sizes)
-        write_sizes(Path(scratch), sizes, not options.short_prompts)
+        write_sizes(Path(scratch), sizes, not options.short_prompts, options.src)
         rows = []
         for size in sizes:
-            rows.append(row_for(Path(scratch), size, options.runs))
+            rows.append(row_for(Path(scratch), size, options.runs, options.src,
+                                options.baseline_src))
             print(f"{size.label} measured", flush=True)
     add_growth(rows)
     add_package_cost(rows)
-    checked = targets(rows)
-    print(table(rows, checked))
+    checked, checked15 = targets(rows), issue15_targets(rows)
+    print(table(rows, checked, checked15))
     options.out.write_text(json.dumps({
         "spec": SPEC_ID, "runs": options.runs, "cpus": os.cpu_count(),
-        "full_prompts": not options.short_prompts, "results": rows, "targets": checked,
+        "full_prompts": not options.short_prompts,
+        "src": options.src and str(options.src),
+        "baseline_src": options.baseline_src and str(options.baseline_src),
+        "results": rows, "targets": checked, "issue15_targets": checked15,
     }, indent=2) + "\n")
     print(f"saved {options.out}")
 

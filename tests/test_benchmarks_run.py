@@ -1,4 +1,4 @@
-"""``benchmarks/run.py``, issue 9's benchmark command, works end to end (a smoke run on tiny
+"""``benchmarks/run.py``, issues 9 and 15's benchmark command, works end to end (a smoke run on tiny
 sizes; the figures themselves are never asserted: timing is for benchmarks, not tests)."""
 
 from __future__ import annotations
@@ -33,16 +33,21 @@ def test_quick_run_measures_floor_measure_and_validate_pair_and_saves_the_table(
     assert list(rows) == ["R=1", "R=2", "R=1+1MiB pkg"]
     for row in rows.values():
         assert row["files"] > 0 and row["mib"] > 0
-        for command in ("floor", "measure", "validate_pair"):
+        for command in ("floor", "floor_2p", "measure", "measure_j1", "validate_pair"):
             assert set(row[command]) == {"wall", "cpu", "rss_mib"}
-        assert set(row["ratios"]) == {"measure", "validate_pair"}
+        assert set(row["ratios"]) == {"measure", "measure_j1", "validate_pair"}
+        assert set(row["ratios"]["measure"]) == {"wall", "wall_2p", "cpu", "rss"}
     assert rows["R=2"]["growth"]["from_repetitions"] == 1
-    assert set(rows["R=2"]["growth"]["ratio_drift"]) == {"measure", "validate_pair"}
+    assert set(rows["R=2"]["growth"]["ratio_drift"]) == {"measure", "measure_j1", "validate_pair"}
+    assert set(rows["R=2"]["growth"]["cpu"]) >= {"floor", "measure_j1"}
     assert rows["R=1+1MiB pkg"]["mib"] > rows["R=1"]["mib"] + 1.9  # 1 MiB in each packet
-    assert set(rows["R=1+1MiB pkg"]["rss_added_mib"]) == {"floor", "measure", "validate_pair"}
+    assert set(rows["R=1+1MiB pkg"]["rss_added_mib"]) == {"floor", "floor_2p", "measure",
+                                                          "measure_j1", "validate_pair"}
     assert {t["target"] for t in saved["targets"]} >= {"R=1 measure wall x floor (start-up)",
                                                        "package-heavy validate-pair wall x floor"}
     assert "R=2/R=1 wall growth" in completed.stdout and "issue 9 targets:" in completed.stdout
+    assert "issue 15 targets (the issue's floor):" in completed.stdout
+    assert saved["issue15_targets"] == []  # neither R=5/R=20 nor a baseline was run
     assert list((tmp_path / "scratch").iterdir()) == []  # the packets are removed
 
 
@@ -84,3 +89,50 @@ def test_a_failing_command_stops_the_run_with_its_receipts_violations(tmp_path, 
         run_module.run_child(argv)
     assert stopped.value.code == 2
     assert "exited 2" in (err := capsys.readouterr().err) and "some.rule: it broke" in err
+
+
+def test_issue15_targets_from_rows(monkeypatch):
+    """Each issue-15 target reads its figure from the right column: JOBS=1 CPU and RSS to
+    the one-process floor, default wall to the two-process floor, CPU growth R=20/R=5, and
+    R=1 against the baseline code of the same run."""
+    run_module = load_run_module(monkeypatch)
+
+    def row(repetitions, scale, baseline=False):
+        medians = {name: {"wall": scale, "cpu": scale, "rss_mib": 10.0 * scale}
+                   for name in run_module.COMMANDS}
+        medians["floor_2p"] = {"wall": scale / 2, "cpu": scale, "rss_mib": 10.0 * scale}
+        medians["measure_j1"] = {"wall": 3 * scale, "cpu": 3 * scale, "rss_mib": 14.0 * scale}
+        if baseline:
+            medians["measure_base"] = {"wall": 1.1 * scale, "cpu": scale, "rss_mib": 1.0}
+            medians["measure_j1_base"] = {"wall": 1.0, "cpu": 2 * scale, "rss_mib": 1.0}
+        floor, floor_2p = medians["floor"], medians["floor_2p"]
+        ratios = {name: {"wall": m["wall"] / floor["wall"], "wall_2p": m["wall"] / floor_2p["wall"],
+                         "cpu": m["cpu"] / floor["cpu"], "rss": m["rss_mib"] / floor["rss_mib"]}
+                  for name, m in medians.items() if name not in run_module.FLOORS}
+        return {"size": f"R={repetitions}", "repetitions": repetitions, "package_mib": 0,
+                "files": 1, "mib": 1.0, **medians, "ratios": ratios}
+
+    rows = [row(1, 1.0, baseline=True), row(5, 2.0), row(20, 8.0), row(100, 40.0)]
+    run_module.add_growth(rows)
+    found = {t["target"]: (round(t["figure"], 3), t["met"]) for t in run_module.issue15_targets(rows)}
+    assert found == {
+        "R=20 measure JOBS=1 CPU x floor": (3.0, False),
+        "R=20 measure (default) wall x two-process floor": (2.0, True),
+        "R=20 measure JOBS=1 peak RSS x floor": (1.4, True),
+        "R=100 measure JOBS=1 peak RSS x floor": (1.4, True),
+        "R=20/R=5 measure JOBS=1 CPU growth": (4.0, True),
+        "R=1 measure wall / baseline's (not slower)": (0.909, True),
+        "R=1 measure JOBS=1 CPU / baseline's (not slower)": (1.5, False),
+    }
+    assert "issue 15 targets" in run_module.table(rows, [], run_module.issue15_targets(rows))
+
+
+def test_the_floor_splits_prometheus_text_by_hand(monkeypatch):
+    """The issue's floor: (name, labels, float value) per sample, no library."""
+    load_run_module(monkeypatch)
+    from bench_validate import prometheus_samples
+
+    text = ('# HELP a_total A.\n# TYPE a_total counter\na_total{route="/v1",code="200"} 48\n'
+            'b 0.5 1700000000000\n\nc{x="1"} +Inf\n')
+    assert prometheus_samples(text) == [("a_total", {"route": "/v1", "code": "200"}, 48.0),
+                                        ("b", {}, 0.5), ("c", {"x": "1"}, float("inf"))]
