@@ -270,3 +270,66 @@ def test_read_bytes_over_a_spec_limit_names_that_limit(root):
     assert (error.code, error.message) == ("too-large", (
         f"the file is {limits.MIB + 1} bytes; the limit for this document is {limits.MIB} bytes "
         "(1 MiB, spec option max_mib)"))
+
+
+# ------------------------------------------------------------------ real paths per directory
+
+
+def _tree_with_links(root, tmp_path):
+    """Files reached through every kind of segment: plain, a symlinked directory, a
+    symlinked file, a link to a link, a dangling link, a loop, a link leaving the root."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_bytes(b"secret\n")
+    (root / "sub" / "deep").mkdir()
+    (root / "sub" / "deep" / "c.txt").write_bytes(b"c\n")
+    os.symlink("sub", root / "linked")
+    os.symlink("deep", root / "sub" / "hop")
+    os.symlink("../a.txt", root / "sub" / "a-link.txt")
+    os.symlink("a-link.txt", root / "sub" / "a-link-link.txt")
+    os.symlink("nowhere", root / "sub" / "dangling.txt")
+    os.symlink("loop.txt", root / "sub" / "loop.txt")
+    os.symlink(str(outside), root / "out")
+    os.symlink(str(outside / "secret.txt"), root / "sub" / "secret-link.txt")
+    return ["a.txt", "sub/b.bin", "sub/deep/c.txt", "linked/b.bin", "linked/deep/c.txt",
+            "linked/hop/c.txt", "sub/hop/c.txt", "sub/a-link.txt", "linked/a-link-link.txt",
+            "sub/dangling.txt", "sub/loop.txt", "out/secret.txt", "sub/secret-link.txt",
+            "sub/missing.txt", "missing/x.txt", "a.txt/x", "linked/missing/x.txt", "sub",
+            "linked", "out", "sub/deep"]
+
+
+def _outcome(store, rel, kind):
+    try:
+        return "ok", str(store.resolve(rel, kind=kind))
+    except LoadError as error:
+        return error.code, error.message
+
+
+@pytest.mark.parametrize("kind", ["file", "dir"])
+def test_real_paths_worked_out_per_directory_are_the_full_realpath(root, tmp_path, kind):
+    """The real path from the directory's real path plus the last segment is exactly what
+    realpath of the whole path gives, and so is every error (code and message), for every
+    kind of segment; asked twice in one store (cached) and in a fresh store alike."""
+    rels = _tree_with_links(root, tmp_path)
+    store = FileStore(root)
+    for rel in rels:
+        expected = os.path.realpath(os.path.join(root, rel))
+        got = _outcome(store, rel, kind)
+        assert got == _outcome(store, rel, kind) == _outcome(FileStore(root), rel, kind), rel
+        if got[0] == "ok":
+            assert got[1] == expected, rel
+        if got[0] == "path-escape":
+            assert got[1].endswith(f"(to {expected})"), rel
+
+
+def test_a_directory_is_resolved_once_per_store(root, monkeypatch):
+    (root / "sub" / "c.txt").write_bytes(b"c\n")
+    calls = []
+    real = os.path.realpath
+    monkeypatch.setattr(files.os.path, "realpath", lambda p: calls.append(p) or real(p))
+    store = FileStore(root)
+    calls.clear()
+    assert store.read_bytes("sub/b.bin") == bytes(range(256))
+    assert store.read_bytes("sub/c.txt") == b"c\n"
+    assert store.sha256("a.txt") == hashlib.sha256(b"hello\n").hexdigest()
+    assert calls == [os.path.join(root, "sub")]  # the root is known, the files are plain

@@ -16,7 +16,8 @@ and per process by (real path, device, inode, size, mtime) so validating the sam
 twice in one process -- e.g. a packet compared with itself -- hashes each file once. A file
 read whole is hashed from the very bytes returned, so a caller that reads a file before
 asking for its digest never reads it twice. A checked relative path's real path is worked
-out once per store (a store lives for one validation).
+out once per store (a store lives for one validation), from its directory's real path,
+which is worked out once per store too (``_real_path``).
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class FileStore:
         self._inside_prefix = real if real.endswith(os.sep) else real + os.sep
         self._hashes: dict[str, str] = {}  # real path -> sha256 hex, for this store
         self._reals: dict[str, str] = {}   # checked relative path -> real path, for this store
+        self._real_directories: dict[str, str] = {}  # relative directory -> its real path
         self.hash_count = 0                # files actually hashed by this store (cache misses)
 
     # ------------------------------------------------------------------ paths
@@ -114,22 +116,47 @@ class FileStore:
         if kind not in ("file", "dir"):
             raise ValueError(f"kind must be 'file' or 'dir', not {kind!r}")
         real = self._reals.get(rel) if isinstance(rel, str) else None
+        st = None
         if real is None:
             self.check_relative(rel)
-            real = os.path.realpath(os.path.join(self.root, rel))
+            real, st = self._real_path(rel)
             if not real.startswith(self._inside_prefix) and real != str(self.root):
                 raise LoadError("path-escape",
                                 f"path {rel!r} resolves outside the root (to {real})")
             self._reals[rel] = real
-        try:
-            st = _stat(real)  # stat, never open: opening a FIFO could block
-        except LoadError as error:
-            st = self._magic_link_target(rel, error)
+        if st is None:
+            try:
+                st = _stat(real)  # stat, never open: opening a FIFO could block
+            except LoadError as error:
+                st = self._magic_link_target(rel, error)
         if kind == "file" and not stat.S_ISREG(st.st_mode):
             raise LoadError("not-regular-file", f"is not a regular file ({_describe(st)})")
         if kind == "dir" and not stat.S_ISDIR(st.st_mode):
             raise LoadError("not-directory", f"is not a directory ({_describe(st)})")
         return real, st
+
+    def _real_path(self, rel: str) -> tuple[str, os.stat_result | None]:
+        """``realpath(root/rel)``, with each directory's real path worked out once per store
+        (a packet names thousands of files in a few hundred directories, and ``realpath``
+        examines every segment from ``/``). The last segment is ``lstat``-ed in the real
+        directory: when it is not a symlink, its real path is the directory's plus its name
+        and that ``lstat`` is its ``stat`` too (returned, so it is not asked twice). A
+        symlink, a missing name or any error takes the whole ``realpath`` instead, exactly
+        as before (and the stat is left to the caller)."""
+        directory, _, name = rel.rpartition("/")
+        real_directory = self._real_directories.get(directory)
+        if real_directory is None:
+            real_directory = (os.path.realpath(os.path.join(self.root, directory)) if directory
+                              else str(self.root))
+            self._real_directories[directory] = real_directory
+        candidate = os.path.join(real_directory, name)
+        try:
+            st = os.lstat(candidate)
+        except (OSError, ValueError):
+            st = None
+        if st is None or stat.S_ISLNK(st.st_mode):
+            return os.path.realpath(os.path.join(self.root, rel)), None
+        return candidate, st
 
     def _magic_link_target(self, rel: str, error: LoadError) -> os.stat_result:
         """A path whose resolved name does not exist may still be a link to something that
