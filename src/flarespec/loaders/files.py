@@ -36,6 +36,10 @@ CHUNK_SIZE = 1 << 20  # 1 MiB: large enough to keep hashing at disk speed, small
 _OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
                | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
 _DRIVE_PREFIX = re.compile(r"[A-Za-z]:")
+# Segments of letters, digits, '_', '-' and '.', none starting with '.': never empty, '.',
+# '..', absolute, a drive, a backslash, NUL or a surrogate. A subset of what check_relative
+# accepts, so matching it is an answer and not matching it asks the full checks.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*+(?:/[A-Za-z0-9_-][A-Za-z0-9_.-]*+)*+")
 
 _process_hashes: dict[tuple, str] = {}
 
@@ -81,6 +85,8 @@ class FileStore:
 
     def check_relative(self, rel: str) -> None:
         """Reject, by syntax alone, anything but a plain ``a/b/c`` relative path."""
+        if type(rel) is str and _PLAIN_PATH.fullmatch(rel):
+            return  # the common path, accepted at once (every check below would accept it)
         if not isinstance(rel, str):
             raise LoadError("path-not-string", f"a path must be a string, not {type(rel).__name__}")
         if rel == "":
@@ -181,8 +187,8 @@ class FileStore:
         real, st = self._resolve(rel, "file")
         if st.st_size > limit:
             raise too_large("file", st.st_size, limit)
-        with self._open(real) as handle:
-            before = os.fstat(handle.fileno())
+        handle, before = self._open_with_stat(real)
+        with handle:
             data = _read_at_most(handle, limit + 1, expected=st.st_size + 1)
             after = os.fstat(handle.fileno())
         if len(data) > limit:
@@ -209,12 +215,15 @@ class FileStore:
 
     def sha256(self, rel: str) -> str:
         """64 lowercase hex digits; streamed in 1 MiB chunks, each file hashed at most once."""
+        known = self._reals.get(rel) if isinstance(rel, str) else None
+        if known is not None and known in self._hashes:  # read or hashed by this store already
+            return self._hashes[known]
         real, _ = self._resolve(rel, "file")
         cached = self._hashes.get(real)
         if cached is not None:
             return cached
-        with self._open(real) as handle:
-            before = os.fstat(handle.fileno())
+        handle, before = self._open_with_stat(real)
+        with handle:
             digest = _process_hashes.get((real, *_identity(before)))
             if digest is None:
                 self.hash_count += 1
@@ -234,6 +243,10 @@ class FileStore:
             _process_hashes[(real, *_identity(before))] = digest
 
     def _open(self, real: str):
+        return self._open_with_stat(real)[0]
+
+    def _open_with_stat(self, real: str):
+        """The file opened for reading (unbuffered), and its ``fstat`` as opened."""
         try:
             fd = os.open(real, _OPEN_FLAGS)
         except OSError as exc:
@@ -242,7 +255,7 @@ class FileStore:
         if not stat.S_ISREG(st.st_mode):  # replaced between stat and open
             os.close(fd)
             raise LoadError("not-regular-file", f"is not a regular file ({_describe(st)})")
-        return open(fd, "rb", buffering=0)
+        return open(fd, "rb", buffering=0), st
 
 
 def _stat(path: str) -> os.stat_result:

@@ -45,6 +45,14 @@ _ITEM = re.compile(r'(?:([a-zA-Z_][a-zA-Z0-9_]*+)|' + _STRING + r')[ \t]*+'
 _ESCAPE = re.compile(r"\\(.)")
 _UNESCAPED = {"\\": "\\", '"': '"', "n": "\n"}
 _HELP_TEXT = re.compile(r'(?:[^\\]++|\\[\\"n])*+')  # HELP escapes: \\ \n and \" (as Prometheus)
+# The common lines in one match each (anything else is read step by step, with the same
+# outcome for these): ``# HELP name text`` and ``# TYPE name type`` with a plain name (the
+# line without trailing blanks), and ``name value [timestamp]`` without a label block (a
+# value never starts with ``{``: that is a label block after blanks).
+_SIMPLE_COMMENT = re.compile(r"#[ \t]*+(HELP|TYPE)[ \t]++([a-zA-Z_:][a-zA-Z0-9_:]*+)"
+                             r"(?:[ \t]++(.*))?", re.DOTALL)
+_SIMPLE_SAMPLE = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*+)[ \t]++([^ \t{][^ \t]*+)"
+                            r"(?:[ \t]++([^ \t]++))?")
 # The value and the optional timestamp after the name or label block.
 _VALUE_FIELDS = re.compile(r"[ \t]*+([^ \t]++)(?:[ \t]++([^ \t]++))?")
 # Exactly the exposition format's numbers: ASCII digits, sign, point, exponent, and the
@@ -81,24 +89,39 @@ def parse_prometheus(data: bytes, *, limit: int = MAX_DOCUMENT_BYTES) -> dict:
     first_line: dict[tuple, int] = {}          # _identity(sample) -> line of its first sample
     duplicate_lines: dict[tuple, list[int]] = {}
 
+    carriage_returns = "\r" in text  # else no line can end with one
     for number, raw in enumerate(text.split("\n"), 1):
         line = raw.lstrip(_LEADING_BLANKS)
-        if line.endswith("\r"):
+        if carriage_returns and line.endswith("\r"):
             raise _invalid(number, "the line ends with a carriage return: the text format ends "
                                    "every line with a line feed alone (CRLF line ends reject)")
         if not line:
             continue
-        if line.startswith("#"):
-            _read_comment(line.rstrip(" \t"), number, families, sampled)
+        if line[0] == "#":
+            line = line.rstrip(" \t")
+            simple = _SIMPLE_COMMENT.fullmatch(line)
+            if simple is None:
+                _read_comment(line, number, families, sampled)
+            else:
+                keyword, name, text_ = simple.groups()
+                _apply_comment(keyword, sys.intern(name), text_ or "", number, families, sampled)
             continue
-        if line != line.rstrip(" \t"):
+        if line[-1] in " \t":
             raise _invalid(number, f"blanks after the last field of a sample line "
                                    f"{_shown(line)} (the text format ends a sample at its "
                                    f"value or timestamp)")
         if len(samples) == MAX_SAMPLES:
             raise LoadError("too-large", f"more than {MAX_SAMPLES} samples (the limit for one exposition)",
                             line=number)
-        sample = _read_sample(line, number)
+        simple = _SIMPLE_SAMPLE.fullmatch(line)
+        if simple is None:
+            sample = _read_sample(line, number)
+        else:  # ``name value [timestamp]``: what _read_sample reads, in one match
+            name, value_text, timestamp_text = simple.groups()
+            timestamp = None if timestamp_text is None else _parse_timestamp(timestamp_text, number)
+            sample = {"name": sys.intern(name), "labels": {},  # the timestamp's error first
+                      "value": _parse_value(value_text, number), "timestamp": timestamp,
+                      "line": number}
         samples.append(sample)
         name = sample["name"]
         family = _family_of(name, families)
@@ -145,7 +168,12 @@ def _read_comment(line: str, number: int, families: dict, sampled: set) -> None:
     after = _BLANKS.match(rest, position).end()
     if after == position and position < len(rest):  # the name runs into other text
         raise _invalid(number, f"# {keyword} line without a valid metric name: {_shown(line)}")
-    text = rest[after:]
+    _apply_comment(keyword, name, rest[after:], number, families, sampled)
+
+
+def _apply_comment(keyword: str, name: str, text: str, number: int, families: dict,
+                   sampled: set) -> None:
+    """A # HELP or # TYPE line's ``text`` for the family ``name``."""
     family = families.get(name)
     if keyword == "HELP":
         if family is not None and family["help"] is not None:
