@@ -189,3 +189,30 @@ except LoadError as error:
     assert (code_, location, line) == ("duplicate-key", "$", "2")
     assert int(peak) < 800 * 2**20, f"peak RSS {int(peak) / 2**20:.0f} MiB"
     assert float(cpu) < 15
+
+
+# --------------------------------------------------- issue 15: the scanner called directly
+
+
+@pytest.mark.parametrize("text", ['{"a": [1, 2.5, "x", null, true]}', ' \n{"a": 1}\r\n\t', "[]",
+                                  "0", '"s"', "  -1.5e3  ", "\n[\n]\n"])
+def test_values_are_those_of_json_loads_with_blanks_anywhere(text):
+    assert load_json_text(text) == json.loads(text)
+    assert load_json(text.encode()) == json.loads(text)
+
+
+@pytest.mark.parametrize("text", ["", "   ", '{"a": 1} x', '{"a": 1}\n\n]', "[1,]", '{"a" 1}',
+                                  "\n\n  {", "nul"])
+def test_errors_are_those_of_the_decoder_message_and_position(text):
+    with pytest.raises(json.JSONDecodeError) as expected:
+        json.loads(text)
+    with pytest.raises(LoadError) as info:
+        load_json_text(text)
+    assert info.value.code == "invalid-json"
+    assert info.value.message == f"invalid JSON: {expected.value.msg} (column {expected.value.colno})"
+    assert info.value.line == expected.value.lineno
+
+
+def test_a_documents_repeated_keys_are_one_string():
+    first, second = load_json_text('[{"key": 1, "other": 2}, {"key": 3, "other": 4}]')
+    assert [id(k) for k in first] == [id(k) for k in second]

@@ -423,3 +423,39 @@ def test_type_after_a_histogram_or_summary_suffix_sample_rejects(text, line):
         parse(text)
     assert (raised.value.code, raised.value.line) == ("invalid-exposition", line)
     assert "comes after samples of its family" in raised.value.message
+
+
+# ------------------------------------- issue 15: the common lines read in one match each
+
+
+def _slow(monkeypatch):
+    """The parser with its one-match readings of the common lines turned off."""
+    never = type("Never", (), {"fullmatch": lambda *a: None})()
+    monkeypatch.setattr(prometheus, "_SIMPLE_COMMENT", never)
+    monkeypatch.setattr(prometheus, "_SIMPLE_SAMPLE", never)
+
+
+def _outcome(text: str):
+    try:
+        return repr(parse_prometheus(text.encode()))  # repr: NaN equals itself
+    except LoadError as error:
+        return error.code, error.message, error.line
+
+
+@pytest.mark.parametrize("text", [
+    "# HELP a Some help.\n# TYPE a counter\na 1\n",
+    "#HELP a  x \\n y\n#\tTYPE a\tgauge\t\na\t2\t1700000000000\n",
+    "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_sum 1.5\nh_count 1\n",
+    "# HELP a\n# HELP a again\n",                # second HELP
+    "# TYPE a counter\n# TYPE a gauge\n",         # second TYPE
+    "# TYPE a nonsense\n", "# HELP a \\q\n",      # bad type, bad escape
+    "# HELP a{ x\n", "# HELPER a x\n# help a x\n",
+    "a 1\n# TYPE a counter\n",                   # TYPE after samples
+    "a x\n", "a 1 x\n", "a x x\n", "a 1 2 3\n", "a {x=\"1\"} 2\n", "a 1{\n", "a 1e400\n",
+    "a 99999999999999999999\n", "a 1 99999999999999999999\n", "a -0\n", "a 1\na 1\n",
+    "a:b 0.5\n", "1a 1\n", "a\t+Inf\n", "a NaN -5\n",
+])
+def test_the_one_match_readings_give_what_the_step_by_step_reading_gives(text, monkeypatch):
+    fast = _outcome(text)
+    _slow(monkeypatch)
+    assert fast == _outcome(text)

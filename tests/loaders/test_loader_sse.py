@@ -339,3 +339,41 @@ def test_real_openai_stream_with_terminator_and_json():
     assert content == "The capital of the UK is London."
     assert finish["choices"][0]["delta"] == {} and finish["choices"][0]["finish_reason"] == "stop"
     assert usage["choices"] == [] and usage["usage"]["total_tokens"] == 87
+
+
+# --------------------------------------------------- issue 15: the inlined loop, the fast split
+
+
+@pytest.mark.parametrize("other_break", ["\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028",
+                                         "\u2029"])
+def test_line_breaks_of_str_splitlines_that_are_not_sse_line_ends_stay_in_the_line(other_break):
+    """The slices are split with str.splitlines when they hold none of its other line
+    breaks; a slice that holds one is split on CR, LF and CRLF alone."""
+    text = f"data: a{other_break}b\n\ndata: c\r\n\r\n"
+    events = parse_sse(text.encode())["events"]
+    assert [e["data"] for e in events] == [f"a{other_break}b", "c"]
+    assert [e["line"] for e in events] == [1, 3]
+
+
+def test_the_fast_split_and_the_line_end_split_give_the_same_lines(monkeypatch):
+    text = "data: 1\r\n\r\ndata: 2\r\rid: 7\n: c\nevent: e\ndata: 3\n\n" * 50 + "data: tail"
+    plain = parse_sse(text.encode())
+    monkeypatch.setattr(sse, "_OTHER_LINE_BREAKS", type("Always", (), {"search": lambda *a: True})())
+    monkeypatch.setattr(sse, "SLICE_CHARS", 7)  # many slices, cut at every kind of line end
+    assert parse_sse(text.encode()) == plain
+    assert len(plain["events"]) == 150 and plain["unterminated"]["text"] == "data: tail"
+
+
+def test_event_json_keys_are_shared_between_events_and_errors_are_unchanged():
+    stream = b'data: {"a": 1, "b": {"c": 2}}\n\ndata: {"a": 3, "b": {"c": 4}}\n\n'
+    first, second = (e["json"] for e in parse_sse(stream, data_json=True)["events"])
+    assert [id(k) for k in first] == [id(k) for k in second]  # interned keys
+    assert [id(k) for k in first["b"]] == [id(k) for k in second["b"]]
+    with pytest.raises(LoadError) as info:
+        parse_sse(b'data: {"a": 1}\n\ndata: {"a": 1} x\n\n', data_json=True)
+    assert info.value.code == "invalid-json" and info.value.line == 3
+    assert info.value.message == ("event 1 (line 3): data is not strict JSON: invalid JSON: "
+                                  "Extra data (column 10)")
+    with pytest.raises(LoadError) as info:
+        parse_sse(b'data: {"a": 1, "a": 2}\n\n', data_json=True)
+    assert info.value.code == "duplicate-key" and info.value.location == "$.events[0].json"
