@@ -16,7 +16,6 @@ import yaml
 
 from flarespec.engine.evaluate import evaluate
 from flarespec.engine.kinds import KINDS
-from flarespec.engine.paths import Match
 from flarespec.spec.compile import compile_spec
 from flarespec.spec.errors import SpecInvalid
 from flarespec.spec.load import SpecLibrary
@@ -53,7 +52,9 @@ def run(tmp_path, doc, assertion, *, given="doc:$.v", extra_docs=None, documents
 def direct(name: str, value, arg) -> list[str]:
     """The messages of one kind called on one value, bypassing loaders and specs: for values
     no document or spec can carry (NaN and infinities are rejected when loaded)."""
-    return [failure.message for failure in KINDS[name].function(None, Match(value, "$.v"), arg)]
+    kind = KINDS[name]
+    at = ["$.v"] * len(value) if kind.collective else "$.v"
+    return [failure.message for failure in kind.function(None, value, arg, at)]
 
 
 def check(tmp_path, doc, assertion, **options):

@@ -17,8 +17,8 @@ import yaml
 
 from flarespec.adapter.commands import PacketResult, compare_pair
 from flarespec.engine.evaluate import evaluate
-from flarespec.engine.kinds import KINDS, differences, strict_equal
-from flarespec.engine.paths import Match
+from flarespec.engine.kinds import KINDS
+from flarespec.engine.values import differences, strict_equal
 from flarespec.engine.report import MAX_KEPT_PER_RULE, Report, Violation, shorten, shown
 from flarespec.loaders.strict_json import load_json
 from flarespec.spec.compile import compile_spec
@@ -42,8 +42,9 @@ def nested_json(depth: int, leaf: str = "") -> object:
 
 def failures(kind: str, value, arg, location: str = "$.v") -> list:
     function = KINDS[kind].function
-    target = [Match(value, location)] if KINDS[kind].collective else Match(value, location)
-    return list(function(None, target, arg))
+    if KINDS[kind].collective:
+        return list(function(None, [value], arg, [location]))
+    return list(function(None, value, arg, location))
 
 
 # ------------------------------------------------------------------ defect 8: deep values
@@ -87,10 +88,11 @@ def test_differences_and_same_as_walk_deep_values():
 
 @pytest.mark.parametrize("depth", [PYTHON_DEPTH, JSON_DEPTH])
 def test_collective_kinds_hash_deep_values(depth):
-    deep = [Match(nested(depth, 1), "$.v[0]"), Match(nested(depth, 1), "$.v[1]")]
-    [duplicate] = KINDS["unique"].function(None, deep, True)
+    deep, at = [nested(depth, 1), nested(depth, 1)], ["$.v[0]", "$.v[1]"]
+    [duplicate] = KINDS["unique"].function(None, deep, True, at)
     assert duplicate.message == "duplicate of the value at $.v[0]"
-    [problem] = KINDS["order_equals"].function(None, deep, [nested(depth, 2), nested(depth, 1)])
+    [problem] = KINDS["order_equals"].function(None, deep, [nested(depth, 2), nested(depth, 1)],
+                                               at)
     assert problem.message.startswith("missing [[[[")
 
 

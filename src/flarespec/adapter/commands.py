@@ -23,7 +23,7 @@ from flarespec.adapter import receipt as receipts
 from flarespec.adapter.receipt import OutputRefused, ReceiptUnwritable
 from flarespec.adapter.select import SPEC_INVALID, select_spec, selectable_specs
 from flarespec.engine.evaluate import INTERNAL_ERROR, Evaluation
-from flarespec.engine.kinds import strict_equal
+from flarespec.engine.values import strict_equal
 from flarespec.engine.report import Report, Violation, shorten
 from flarespec.spec.compile import CompiledSpec
 from flarespec.spec.errors import SpecInvalid

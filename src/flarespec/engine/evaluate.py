@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from flarespec.engine.hooks import HOOKS
-from flarespec.engine.kinds import Failure, strict_equal
+from flarespec.engine.kinds import Failure
+from flarespec.engine.values import strict_equal
 from flarespec.engine.paths import Match, child_location
 from flarespec.engine.plans import Planner
 from flarespec.engine.refs import (
@@ -154,7 +155,7 @@ class Evaluation:
     def __init__(self, spec, entry_path: str | Path, *, pass_checks: bool = True,
                  shapes: bool = True):
         """``pass_checks=False`` runs every check on the reporting path alone (the tests
-        compare both ways; see passes.py). ``shapes=False`` loads documents without checking
+        compare both ways; see plans.py). ``shapes=False`` loads documents without checking
         their shapes: only for choosing a spec by ``applies_to``, where the packet may be of
         another revision whose documents have other shapes (it is then validated in full)."""
         entry_path = Path(entry_path)
@@ -640,23 +641,22 @@ class Evaluation:
         return known
 
     def holds(self, condition: Condition, scope: dict) -> bool:
-        """True when the condition's selection is not empty and its kind holds for it. A
-        condition is only true or false, so its plan's exact pass-check (plans.py) answers
-        when it can; otherwise, or on any exception, the kind itself does."""
+        """True when the condition's selection is not empty (unless its kind accepts an
+        empty one) and its kind's verdict holds for it. The condition's plan (plans.py)
+        reads the values through compiled getters; when it cannot (or raises), the general
+        resolver reads them. Either way the verdict is the kind's one function."""
         decide = self._planner.condition(condition) if self._planner is not None else None
         if decide is not None:
             try:
                 return bool(decide(scope))
-            except Exception:  # not known (or a problem): the kind says which
+            except Exception:  # not known (or a problem): the general path decides
                 pass
         matches, _ = self.resolve(condition.given, scope)
         if not matches and not condition.kind.accepts_empty:
             return False
         arg = self.materialize(condition.arg, scope)
-        context = RuleContext(self, scope)
-        if condition.kind.collective:
-            return not any(True for _ in condition.kind.function(context, matches, arg))
-        return not any(True for m in matches for _ in condition.kind.function(context, m, arg))
+        return condition.kind.holds_for(RuleContext(self, scope), [m.value for m in matches],
+                                        arg)
 
     # ------------------------------------------------------------------ rules
     def _apply(self, rule) -> None:
@@ -756,12 +756,13 @@ class Evaluation:
         arg = self.materialize(rule.arg, scope)
         context = RuleContext(self, scope)
         if kind.collective:
-            for failure in kind.function(context, matches, arg):
+            values = [match.value for match in matches]
+            for failure in kind.function(context, values, arg, _Locations(matches)):
                 self._report_failure(rule, scope, failure, file, None)
             return
         function = kind.function
         for match in matches:
-            for failure in function(context, match, arg):
+            for failure in function(context, match.value, arg, match.location):
                 self._report_failure(rule, scope, failure, file, match)
 
     def _report_failure(self, rule, scope, failure: Failure, file, match: Match | None) -> None:
@@ -975,6 +976,19 @@ def _known_to_pass(plan, scope: dict) -> bool:
         return plan(scope) is True
     except Exception:  # not known: the reporting path decides and words it
         return False
+
+
+class _Locations:
+    """The locations of a collective kind's values, each computed only when a failure
+    names it (a match's location is built from its keys on demand)."""
+
+    __slots__ = ("_matches",)
+
+    def __init__(self, matches: list[Match]):
+        self._matches = matches
+
+    def __getitem__(self, index: int) -> str:
+        return self._matches[index].location
 
 
 class RuleContext:

@@ -303,7 +303,7 @@ def _short(value: object) -> str:
 
 def _described(value: object) -> str:
     """``integer 3``, ``string "12"``, ``boolean true``: the JSON type and the value."""
-    from flarespec.engine.kinds import json_type
+    from flarespec.engine.values import json_type
 
     return f"{json_type(value)} {_short(value)}"
 

@@ -1,30 +1,52 @@
-"""Assertion kinds: each a small function that yields failures, registered by name.
+"""Assertion kinds: each one registered function that gives the verdict and the words.
 
-Modelled on python-jsonschema's ``_keywords.py``. A kind receives the evaluation context,
-what the rule's ``given`` selected, and its argument (with every ``{ref: ...}`` already
-resolved for the current binding). It yields ``Failure`` objects and nothing else.
+Modelled on python-jsonschema's ``_keywords.py``. A kind is one generator function
+``(ctx, subject, arg, at)`` that yields a ``Failure`` for every way the subject fails and
+nothing when it holds. Registered beside it: its argument schema (``check``, run at spec
+load), its diff classification (``diff``: how a change of the argument moves the accepted
+set, see ``engine/directions.py``) and its documentation (the docstring).
 
-* An ordinary kind is called once per match, with a ``Match``.
-* A *collective* kind (``count``, ``unique``, ``order_equals`` …) is called once with the
-  list of all matches.
-* A kind with ``accepts_empty`` handles "matched nothing" itself (``absent``, ``count``);
-  for every other kind the engine reports an empty selection as a violation.
+* ``subject`` is the raw selected value, or for a *collective* kind (``count``,
+  ``unique``, ``order_equals`` …) the list of all selected values.
+* ``arg`` is the rule's argument with every ``{ref: ...}`` already resolved.
+* ``at`` is where the subject lies (a location string; for a collective kind a sequence
+  of them, one per value). It only ever goes into a failure's words or location: the
+  verdict must not depend on it.
+* ``ctx`` is what the kind may ask of the engine (``RuleContext``); only kinds registered
+  with ``context=True`` use it.
+
+The verdict is derived, never written twice: ``Kind.holds`` is "the first failure is
+None", computed by the same function with placeholder locations (``HERE``/``EVERYWHERE``).
+Rules, conditions (``when``), ``not``, ``count``'s ``where`` and spec selection all ask
+``holds``; the reporting path iterates the same function for the words. A kind with
+``accepts_empty`` handles "matched nothing" itself (``absent``, ``count``); for every
+other kind the engine reports an empty selection as a violation.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
-import json
 import math
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any, Callable, Iterator
 
 import re2
 
-from flarespec.engine.paths import Match
-from flarespec.engine.report import json_text, shown
+from flarespec.engine import directions as d
+from flarespec.engine.paths import child_location
+from flarespec.engine.report import shown
+from flarespec.engine.values import (
+    JSON_TYPES,
+    canonical_key,
+    compiled_pattern,
+    differences,
+    is_finite_number,
+    is_integral_number,
+    is_number,
+    json_type,
+    same_json,
+    strict_equal,
+)
 
 
 @dataclass(frozen=True)
@@ -38,17 +60,50 @@ class Failure:
     source: str | None = None
 
 
+class _Everywhere:
+    """The locations of a collective subject when nobody will read them: the verdict."""
+
+    def __getitem__(self, index) -> str:
+        return "$"
+
+
+HERE = "$"                 # the location of a subject whose failures are not worded
+EVERYWHERE = _Everywhere()
+
+
 @dataclass(frozen=True)
 class Kind:
     name: str
-    function: Callable
+    function: Callable[..., Iterator[Failure]]
     collective: bool
     accepts_empty: bool
-    # how a change of the argument moves the rule; used by `spec diff` ("tighter when larger", …)
-    order: str | None
-    doc: str
-    # checks the argument's shape at spec load: (arg, document names) -> problem or None
+    # the argument schema, checked at spec load: (arg, document names) -> problem or None
     check: Callable[[Any, set], str | None]
+    # spec diff's classification: (name, old arg, new arg) -> [(sub-path, verdict, old, new)]
+    diff: d.Changes
+    doc: str
+    # asks the engine for more than the values (document paths, digests): never decided
+    # without a binding's context
+    context: bool = False
+
+    def holds(self, ctx, subject, arg) -> bool:
+        """The verdict on one subject: the kind's function yields no failure."""
+        at = EVERYWHERE if self.collective else HERE
+        return next(iter(self.function(ctx, subject, arg, at)), None) is None
+
+    def holds_for(self, ctx, values: list, arg) -> bool:
+        """The verdict on a selection's values: the whole list for a collective kind, each
+        value for any other (the caller decides what an empty selection means)."""
+        if self.collective:
+            return self.holds(ctx, values, arg)
+        function = self.function
+        return all(next(iter(function(ctx, value, arg, HERE)), None) is None
+                   for value in values)
+
+    def holds_alone(self, ctx, value, arg) -> bool:
+        """One value on its own, as ``not`` and ``count``'s ``where`` apply a kind: a
+        collective kind sees the list of that one value."""
+        return self.holds(ctx, [value] if self.collective else value, arg)
 
     def __reduce__(self):
         """Pickled by name (a compiled spec is cached as a pickle): unpickling yields the
@@ -65,13 +120,29 @@ def registered_kind(name: str) -> Kind:
     return KINDS[name]
 
 
-def assertion(name: str, *, collective: bool = False, accepts_empty: bool = False,
-              order: str | None = None, check: Callable | None = None):
+def assertion(name: str, *, diff: d.Changes, check: Callable | None = None,
+              collective: bool = False, accepts_empty: bool = False, context: bool = False):
+    """Register the decorated generator as the kind ``name`` (see the module docstring)."""
     def register(function):
-        KINDS[name] = Kind(name, function, collective, accepts_empty, order,
-                           (function.__doc__ or "").strip(), check or _anything)
+        KINDS[name] = Kind(name, function, collective, accepts_empty, check or _anything,
+                           diff, (function.__doc__ or "").strip(), context)
         return function
     return register
+
+
+def argument_changes(old: dict, new: dict) -> list[tuple[str, d.Verdict, Any, Any]]:
+    """(sub-path under ``assert``, verdict, old, new) for one assertion change: by the
+    kind's own ``diff`` when the kind stayed, by ``directions.kind_change`` when not."""
+    (old_kind, old_arg), = old.items()
+    (new_kind, new_arg), = new.items()
+    if old_kind != new_kind:
+        return [("", d.kind_change(old_kind, old_arg, new_kind, new_arg), old, new)]
+    kind = KINDS.get(old_kind)
+    if kind is None:
+        return [(old_kind, d.run_time(old_arg, new_arg) or
+                 (d.REVIEW, "changed", f"no comparison is defined for {old_kind}"),
+                 old_arg, new_arg)]
+    return kind.diff(old_kind, old_arg, new_arg)
 
 
 # --------------------------------------------------------------------------- argument checks
@@ -98,20 +169,6 @@ def _boolean(arg, documents) -> str | None:
 
 def _text(arg, documents) -> str | None:
     return None if isinstance(arg, str) or _dynamic(arg) else f"wants a string, got {_got(arg)}"
-
-
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # a bad pattern is reported as a spec issue, not logged
-
-
-@functools.cache
-def compiled_pattern(pattern: str):
-    r"""The RE2 program of a spec regex, compiled once per pattern (never per element).
-
-    RE2 matches in time linear in the input whatever the pattern, so neither a hostile
-    pattern (``(a+)+$``) nor a hostile value can hang a run. The price: no backreferences
-    and no lookaround, and ``\d``, ``\w``, ``\s``, ``\b`` are ASCII-only."""
-    return re2.compile(pattern, _RE2_OPTIONS)
 
 
 def _pattern(arg, documents) -> str | None:
@@ -185,142 +242,6 @@ def _same_as(arg, documents) -> str | None:
     return _keys_from(("keys", "when"))(extra, documents) if extra is not None else None
 
 
-# --------------------------------------------------------------------------- helpers
-
-JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
-
-
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, (float, Decimal)):  # Decimal: a loader's exact non-integral number
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
-def is_number(value: Any) -> bool:
-    """An int, a float or a Decimal (the Prometheus loader's exact non-integral values)."""
-    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
-
-
-def is_finite_number(value: Any) -> bool:
-    """A number that is neither NaN nor infinite, decided exactly: any int, however large
-    (``math.isfinite`` would overflow converting it), a finite float or Decimal."""
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    return isinstance(value, Decimal) and value.is_finite()
-
-
-def is_integral_number(value: Any) -> bool:
-    """A finite number with no fractional part, decided exactly: ``Decimal('12.5')`` is not,
-    ``12``, ``12.0`` and ``Decimal('12.0')`` are (never via float, which would round
-    ``Decimal('9007199254740993.5')`` to an integer)."""
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
-    if isinstance(value, float):
-        return value.is_integer()  # False for NaN and the infinities
-    return isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value()
-
-
-def _same_json(left: Any, right: Any) -> bool:
-    """Fast type-strict equality of large values: JSON text keeps 1, 1.0 and true apart."""
-    try:
-        return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
-    except RecursionError:  # nested deeper than json.dumps goes: compare without recursion
-        return strict_equal(left, right)
-    except (TypeError, ValueError):
-        return False
-
-
-# Every walk over a value below uses an explicit stack, never recursion: values come from
-# untrusted documents and may nest thousands deep (Python's recursion limit is 1000).
-
-def strict_equal(left: Any, right: Any) -> bool:
-    """Type-strict deep equality: True != 1, 1 != 1.0, key order irrelevant."""
-    if not isinstance(left, (dict, list)):  # the common case: two scalars, no stack
-        return type(left) is type(right) and left == right
-    pending = [(left, right)]
-    while pending:
-        left, right = pending.pop()
-        if isinstance(left, dict):
-            if not isinstance(right, dict) or left.keys() != right.keys():
-                return False
-            pending.extend((left[key], right[key]) for key in left)
-        elif isinstance(left, list):
-            if not isinstance(right, list) or len(left) != len(right):
-                return False
-            pending.extend(zip(left, right))
-        elif type(left) is not type(right) or left != right:
-            return False
-    return True
-
-
-def differences(left: Any, right: Any, location: str = "$") -> Iterator[tuple[str, str, Any, Any]]:
-    """Every place where ``left`` and ``right`` differ: (kind, location, left, right), in
-    document order.
-
-    kind is "extra" (only in left), "missing" (only in right) or "value".
-    """
-    stack: list[Iterator] = [iter(((left, right, location),))]
-    while stack:
-        step = next(stack[-1], None)
-        if step is None:
-            stack.pop()
-        elif len(step) == 4:  # a difference found by _member_steps
-            yield step
-        else:
-            mine, theirs, where = step
-            if isinstance(mine, dict) and isinstance(theirs, dict):
-                stack.append(_member_steps(mine, theirs, where))
-            elif isinstance(mine, list) and isinstance(theirs, list) and len(mine) == len(theirs):
-                stack.append(_item_steps(mine, theirs, where))
-            elif not strict_equal(mine, theirs):
-                yield "value", where, mine, theirs
-
-
-def _item_steps(mine: list, theirs: list, where: str) -> Iterator[tuple]:
-    for index, pair in enumerate(zip(mine, theirs)):
-        yield (*pair, f"{where}[{index}]")
-
-
-def _member_steps(mine: dict, theirs: dict, where: str) -> Iterator[tuple]:
-    """The members of two objects as (mine, theirs, location) steps to compare, and the
-    members only one of them has as finished differences."""
-    from flarespec.engine.paths import child_location
-
-    for key in mine:
-        at = child_location(where, key)
-        yield ("extra", at, mine[key], None) if key not in theirs else (mine[key], theirs[key], at)
-    for key in theirs:
-        if key not in mine:
-            yield "missing", child_location(where, key), None, theirs[key]
-
-
-def _canonical(value: Any) -> str:
-    # type-strict identity for hashing: 1 and 1.0 and True must stay distinct
-    try:
-        text = json.dumps(value, sort_keys=True, allow_nan=True, default=repr)
-    except (RecursionError, ValueError):  # too deep for json.dumps, or an int too long for str
-        text = json_text(value, sort_keys=True)
-    return text + json_type(value)
-
-
 def _bounds(arg: dict, measured: float, what: str) -> Iterator[Failure]:
     if "equals" in arg and measured != arg["equals"]:
         yield Failure(f"{what} is {measured}, expected {arg['equals']}", arg["equals"], measured)
@@ -330,55 +251,65 @@ def _bounds(arg: dict, measured: float, what: str) -> Iterator[Failure]:
         yield Failure(f"{what} is {measured}, expected at most {arg['max']}", arg["max"], measured)
 
 
+def _not_an_object(value) -> Failure:
+    return Failure(f"is {json_type(value)}, expected an object", "object", value)
+
+
 # --------------------------------------------------------------------------- kinds
 
-@assertion("present", collective=True, accepts_empty=True, check=_boolean)
-def present(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+@assertion("present", collective=True, accepts_empty=True, check=_boolean,
+           diff=d.whole(d.switch))
+def present(ctx, values: list, arg, at) -> Iterator[Failure]:
     """The selection matches at least one place."""
-    if arg and not matches:
+    if arg and not values:
         yield Failure("nothing present here", "present", "absent")
 
 
-@assertion("absent", collective=True, accepts_empty=True, check=_boolean)
-def absent(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+@assertion("absent", collective=True, accepts_empty=True, check=_boolean,
+           diff=d.whole(d.switch))
+def absent(ctx, values: list, arg, at) -> Iterator[Failure]:
     """The selection matches nothing."""
     if arg:
-        for match in matches:
-            yield Failure("must be absent", "absent", match.value, match.location)
+        for index, value in enumerate(values):
+            yield Failure("must be absent", "absent", value, at[index])
 
 
-@assertion("type", check=_json_types)
-def type_(ctx, match: Match, arg) -> Iterator[Failure]:
+@assertion("type", check=_json_types, diff=d.whole(d.type_verdict))
+def type_(ctx, value, arg, at) -> Iterator[Failure]:
     """JSON type: null, boolean, integer (a JSON integer token), number, string, array, object."""
-    allowed = [arg] if isinstance(arg, str) else list(arg)
-    actual = json_type(match.value)
-    if actual in allowed or (actual == "integer" and "number" in allowed):
+    actual = json_type(value)
+    if isinstance(arg, str):
+        if actual == arg or (actual == "integer" and arg == "number"):
+            return
+    elif actual in arg or (actual == "integer" and "number" in arg):
         return
+    allowed = [arg] if isinstance(arg, str) else list(arg)
     yield Failure(f"is {actual}, expected {' or '.join(allowed)}", allowed, actual)
 
 
-@assertion("equals")
-def equals(ctx, match: Match, arg) -> Iterator[Failure]:
+@assertion("equals", diff=d.whole(d.review("another expected value: neither set contains "
+                                           "the other")))
+def equals(ctx, value, arg, at) -> Iterator[Failure]:
     """Type-strict deep equality with a value, a constant or (via {ref}) another location."""
-    if not strict_equal(match.value, arg):
-        yield Failure("differs from the expected value", arg, match.value)
+    if not strict_equal(value, arg):
+        yield Failure("differs from the expected value", arg, value)
 
 
-@assertion("one_of", check=_list)
-def one_of(ctx, match: Match, arg) -> Iterator[Failure]:
+@assertion("one_of", check=_list,
+           diff=d.whole(lambda o, n: d.sets(o, n, more_is_looser=True, what="allowed set")))
+def one_of(ctx, value, arg, at) -> Iterator[Failure]:
     """Type-strict membership in a list."""
-    if not any(strict_equal(match.value, option) for option in arg):
-        yield Failure("is not one of the allowed values", arg, match.value)
+    if not any(strict_equal(value, option) for option in arg):
+        yield Failure("is not one of the allowed values", arg, value)
 
 
-@assertion("regex", check=_pattern)
-def regex(ctx, match: Match, arg) -> Iterator[Failure]:
+@assertion("regex", check=_pattern, diff=d.whole(d.regex_verdict))
+def regex(ctx, value, arg, at) -> Iterator[Failure]:
     """A string the pattern matches WHOLE (RE2 syntax, full-match semantics).
 
     ``^`` and ``$`` are implied: ``abc`` does not match "xabcx", and ``[0-9a-f]{64}`` does
     not match 64 hex digits followed by a newline. RE2 runs in linear time; it has no
     backreferences or lookaround (rejected at spec load), and ``\\d``/``\\w`` are ASCII."""
-    value = match.value
     if isinstance(value, str):
         try:
             if compiled_pattern(arg).fullmatch(value):
@@ -390,85 +321,83 @@ def regex(ctx, match: Match, arg) -> Iterator[Failure]:
     yield Failure(f"does not match /{arg}/", arg, value)
 
 
-@assertion("starts_with", check=_text)
-def starts_with(ctx, match: Match, arg) -> Iterator[Failure]:
+@assertion("starts_with", check=_text, diff=d.whole(d.prefix_verdict))
+def starts_with(ctx, value, arg, at) -> Iterator[Failure]:
     """A string that begins with the given text."""
-    if not isinstance(match.value, str) or not match.value.startswith(arg):
-        yield Failure(f"does not begin with {shown(arg)}", arg, match.value)
+    if not isinstance(value, str) or not value.startswith(arg):
+        yield Failure(f"does not begin with {shown(arg)}", arg, value)
 
 
-@assertion("range", check=_keys_from(("min", "max", "exclusive_min", "exclusive_max")))
-def range_(ctx, match: Match, arg) -> Iterator[Failure]:
+_RANGE_BOUNDS = (("min", lambda v, b: v >= b, "at least"), ("max", lambda v, b: v <= b, "at most"),
+                 ("exclusive_min", lambda v, b: v > b, "more than"),
+                 ("exclusive_max", lambda v, b: v < b, "less than"))
+
+
+@assertion("range", check=_keys_from(("min", "max", "exclusive_min", "exclusive_max")),
+           diff=d.by_member(d.range_members))
+def range_(ctx, value, arg, at) -> Iterator[Failure]:
     """A number within bounds: {min, max, exclusive_min, exclusive_max}."""
-    value = match.value
     if not is_number(value):
         yield Failure(f"is {json_type(value)}, expected a number", "number", value)
         return
-    checks = (("min", lambda v, b: v >= b, "at least"), ("max", lambda v, b: v <= b, "at most"),
-              ("exclusive_min", lambda v, b: v > b, "more than"),
-              ("exclusive_max", lambda v, b: v < b, "less than"))
-    for key, holds, words in checks:
+    for key, holds, words in _RANGE_BOUNDS:
         if key in arg and not holds(value, arg[key]):
             yield Failure(f"is {value}, expected {words} {arg[key]}", {key: arg[key]}, value)
 
 
-@assertion("finite", check=_boolean)
-def finite(ctx, match: Match, arg) -> Iterator[Failure]:
+@assertion("finite", check=_boolean, diff=d.whole(d.switch))
+def finite(ctx, value, arg, at) -> Iterator[Failure]:
     """A number that is neither NaN nor infinite."""
-    value = match.value
     if arg and not is_finite_number(value):
         yield Failure("is not a finite number", "finite number", value)
 
 
-@assertion("integral", check=_boolean)
-def integral(ctx, match: Match, arg) -> Iterator[Failure]:
+@assertion("integral", check=_boolean, diff=d.whole(d.switch))
+def integral(ctx, value, arg, at) -> Iterator[Failure]:
     """A number with no fractional part, exactly (12 and 12.0 pass; 12.5, NaN and ±inf fail)."""
-    value = match.value
     if arg and not is_integral_number(value):
         yield Failure("is not an integral number", "integral number", value)
 
 
-@assertion("length", order="bounds", check=_keys_from(("equals", "min", "max")))
-def length(ctx, match: Match, arg) -> Iterator[Failure]:
+@assertion("length", check=_keys_from(("equals", "min", "max")), diff=d.by_member(d.size_bound))
+def length(ctx, value, arg, at) -> Iterator[Failure]:
     """Length of an array, string or object: {equals, min, max}."""
-    value = match.value
     if not isinstance(value, (list, str, dict)):
         yield Failure(f"is {json_type(value)}, has no length", arg, value)
         return
     yield from _bounds(arg, len(value), "length")
 
 
-@assertion("count", collective=True, accepts_empty=True, order="bounds",
-           check=_keys_from(("equals", "min", "max", "where")))
-def count(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+@assertion("count", collective=True, accepts_empty=True,
+           check=_keys_from(("equals", "min", "max", "where")), diff=d.by_member(d.size_bound))
+def count(ctx, values: list, arg, at) -> Iterator[Failure]:
     """Number of places the selection matched: {equals, min, max, where: {<kind>: arg}}.
 
-    With ``where``, only the matches that satisfy that one assertion are counted.
+    With ``where``, only the matches that satisfy that one assertion are counted (its
+    verdict, as ``not`` takes it).
     """
     what = "match count"
     if arg.get("where"):
         (name, inner), = arg["where"].items()
         kind = KINDS[name]
-        matches = [m for m in matches
-                   if not any(True for _ in kind.function(ctx, [m] if kind.collective else m,
-                                                          inner))]
+        values = [value for value in values if kind.holds_alone(ctx, value, inner)]
         what = f"count of matches with {name} {_got(inner)}"
-    yield from _bounds(arg, len(matches), what)
+    yield from _bounds(arg, len(values), what)
 
 
-@assertion("unique", collective=True, check=_boolean)
-def unique(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+@assertion("unique", collective=True, check=_boolean, diff=d.whole(d.switch))
+def unique(ctx, values: list, arg, at) -> Iterator[Failure]:
     """The matched values are pairwise distinct (type-strict)."""
     if not arg:
         return
-    seen: dict[str, str] = {}
-    for match in matches:
-        key = _canonical(match.value)
+    seen: dict[str, int] = {}
+    for index, value in enumerate(values):
+        key = canonical_key(value)
         if key in seen:
-            yield Failure(f"duplicate of the value at {seen[key]}", "unique", match.value,
-                          match.location)
+            yield Failure(f"duplicate of the value at {at[seen[key]]}", "unique", value,
+                          at[index])
         else:
-            seen[key] = match.location
+            seen[key] = index
 
 
 # A generated order_equals list is built only when its size, computed arithmetically first,
@@ -478,8 +407,9 @@ def unique(ctx, matches: list[Match], arg) -> Iterator[Failure]:
 GENERATED_SLACK = 1000
 
 
-@assertion("order_equals", collective=True, accepts_empty=True, check=_generated_list)
-def order_equals(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+@assertion("order_equals", collective=True, accepts_empty=True, check=_generated_list,
+           diff=d.whole(d.review("another expected sequence")))
+def order_equals(ctx, values: list, arg, at) -> Iterator[Failure]:
     """The matched values, in order, equal a reference list (type-strict).
 
     The list is literal, a {ref}, or generated: {format: "r{r}.{kind}", product: {r: {range: 2},
@@ -487,26 +417,25 @@ def order_equals(ctx, matches: list[Match], arg) -> Iterator[Failure]:
     A generated list more than GENERATED_SLACK values longer than the selection is not
     built: the rule fails on the counts alone.
     """
-    actual = [m.value for m in matches]
     if isinstance(arg, list):
         expected = arg
     else:
         template, axes = _generated(arg)
-        size = math.prod(_axis_size(values) for _, values in axes)
-        if size > len(actual) + GENERATED_SLACK:
-            yield Failure(f"{len(actual)} values where {size} belong (too many to list)",
-                          size, len(actual))
+        size = math.prod(_axis_size(axis) for _, axis in axes)
+        if size > len(values) + GENERATED_SLACK:
+            yield Failure(f"{len(values)} values where {size} belong (too many to list)",
+                          size, len(values))
             return
         expected = _expand(template, axes)
-    if len(actual) == len(expected) and all(map(strict_equal, actual, expected)):
+    if len(values) == len(expected) and all(map(strict_equal, values, expected)):
         return
-    yield Failure(_order_problems(actual, expected), expected, actual)
+    yield Failure(_order_problems(values, expected), expected, values)
 
 
 def _order_problems(actual: list, expected: list) -> str:
     """What differs between two lists, found with hashed canonical keys (linear time)."""
-    actual_keys = [_canonical(v) for v in actual]
-    expected_keys = [_canonical(v) for v in expected]
+    actual_keys = [canonical_key(v) for v in actual]
+    expected_keys = [canonical_key(v) for v in expected]
     present, wanted, seen = set(actual_keys), set(expected_keys), set()
     missing = [v for v, key in zip(expected, expected_keys) if key not in present]
     extra = [v for v, key in zip(actual, actual_keys) if key not in wanted]
@@ -564,30 +493,28 @@ def _expand(template: str, axes: list[tuple[str, list | range]]) -> list:
             for combination in itertools.product(*(values for _, values in axes))]
 
 
-@assertion("monotonic", collective=True, check=_choice("non_decreasing", "increasing"))
-def monotonic(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+@assertion("monotonic", collective=True, check=_choice("non_decreasing", "increasing"),
+           diff=d.whole(d.monotonic_verdict))
+def monotonic(ctx, values: list, arg, at) -> Iterator[Failure]:
     """The matched numbers, in order, are non_decreasing (or increasing)."""
     strict = arg == "increasing"
-    previous: Match | None = None
-    for match in matches:
-        if not is_number(match.value):
-            yield Failure(f"is {json_type(match.value)}, expected a number", "number",
-                          match.value, match.location)
+    for index, value in enumerate(values):
+        if not is_number(value):
+            yield Failure(f"is {json_type(value)}, expected a number", "number", value,
+                          at[index])
             return
-        if previous is not None and (match.value < previous.value or
-                                     (strict and match.value == previous.value)):
-            yield Failure(f"{match.value} follows {previous.value} at {previous.location}; "
-                          f"expected {arg.replace('_', '-')} values", arg, match.value,
-                          match.location)
-        previous = match
+        if index and (value < values[index - 1] or (strict and value == values[index - 1])):
+            yield Failure(f"{value} follows {values[index - 1]} at {at[index - 1]}; expected "
+                          f"{arg.replace('_', '-')} values", arg, value, at[index])
 
 
-@assertion("keys", check=_list)
-def keys(ctx, match: Match, arg) -> Iterator[Failure]:
+@assertion("keys", check=_list,
+           diff=d.whole(d.review("keys requires exactly this key set: another set is neither "
+                                 "wider nor narrower")))
+def keys(ctx, value, arg, at) -> Iterator[Failure]:
     """An object whose set of keys is exactly the given list (order irrelevant)."""
-    value = match.value
     if not isinstance(value, dict):
-        yield Failure(f"is {json_type(value)}, expected an object", "object", value)
+        yield _not_an_object(value)
         return
     expected = list(arg)
     wanted = {k for k in expected if isinstance(k, str)}  # a set: linear, not len² lookups
@@ -599,40 +526,40 @@ def keys(ctx, match: Match, arg) -> Iterator[Failure]:
         yield Failure(detail, sorted(expected, key=str), sorted(value))
 
 
-@assertion("includes", check=_mapping)
-def includes(ctx, match: Match, arg) -> Iterator[Failure]:
+@assertion("includes", check=_mapping, diff=d.by_member(d.includes_member))
+def includes(ctx, value, arg, at) -> Iterator[Failure]:
     """An object whose named members equal the given values (type-strict); others are free."""
-    from flarespec.engine.paths import child_location
-
-    value = match.value
     if not isinstance(value, dict):
-        yield Failure(f"is {json_type(value)}, expected an object", "object", value)
+        yield _not_an_object(value)
         return
     for key, expected in arg.items():
-        where = child_location(match.location, key)
         if key not in value:
+            where = child_location(at, key)
             yield Failure(f"{where} is missing", expected, None, where)
         elif not strict_equal(value[key], expected):
+            where = child_location(at, key)
             yield Failure(f"{where} differs from the expected value", expected, value[key], where)
 
 
-@assertion("same_as", check=_same_as)
-def same_as(ctx, match: Match, arg) -> Iterator[Failure]:
+@assertion("same_as", check=_same_as, diff=d.by_member(d.same_as_member))
+def same_as(ctx, value, arg, at) -> Iterator[Failure]:
     """Type-strict deep equality with another value, optionally allowing named extra keys.
 
     {other: {ref: ...}, allow_extra: {keys: [dotted.key, ...], when: <condition>}}: the listed
     keys may be present in the given value alone, and only while the condition holds.
     """
-    if _same_json(match.value, arg.get("other")):
+    other = arg.get("other")
+    if same_json(value, other):
         return
-    allowed = set()
     extra = arg.get("allow_extra") or {}
-    if extra and extra.get("when", True):
-        allowed = {"$." + key for key in extra.get("keys", [])}
-    for kind, location, mine, theirs in differences(match.value, arg.get("other")):
-        if kind == "extra" and location.replace(match.location, "$", 1) in allowed:
+    keys = extra.get("keys", []) if extra and extra.get("when", True) else []
+    if _equal_but_allowed(value, other, keys):
+        return
+    allowed = {"$." + key for key in keys}
+    for kind, location, mine, theirs in differences(value, other):
+        if kind == "extra" and location in allowed:
             continue
-        where = location.replace("$", match.location, 1) if location.startswith("$") else location
+        where = at + location[1:]
         if kind == "extra":
             yield Failure(f"{where} is present here but not in the other copy", None, mine, where)
         elif kind == "missing":
@@ -640,6 +567,20 @@ def same_as(ctx, match: Match, arg) -> Iterator[Failure]:
                           where)
         else:
             yield Failure(f"{where} differs from the other copy", theirs, mine, where)
+
+
+_MEMBER_NAME = re2.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # written "$.name" by differences()
+
+
+def _equal_but_allowed(value, other, keys: list) -> bool:
+    """The common case that makes two copies' texts differ, decided without listing the
+    differences: equal member by member once the allowed top-level extras are set aside.
+    (strict_equal, not JSON text: a NaN equals itself as text, member by member it does not.)"""
+    if not (keys and isinstance(value, dict) and isinstance(other, dict)) or \
+            not all(isinstance(key, str) and _MEMBER_NAME.fullmatch(key) for key in keys):
+        return False
+    allowed = set(keys) - set(other)
+    return strict_equal({key: item for key, item in value.items() if key not in allowed}, other)
 
 
 def _formula_arguments(arg, _documents) -> str | None:
@@ -659,14 +600,14 @@ def _formula_arguments(arg, _documents) -> str | None:
     return None
 
 
-@assertion("formula", check=_formula_arguments)
-def formula(ctx, match: Match, arg) -> Iterator[Failure]:
+@assertion("formula", check=_formula_arguments, diff=d.by_member(d.formula_member))
+def formula(ctx, value, arg, at) -> Iterator[Failure]:
     """A safe arithmetic formula over the value's fields holds: "a + b == @total"."""
     compiled, refs = arg["compiled"], arg.get("refs") or {}
     from flarespec.engine.formula import EvaluationError
 
     try:
-        result = compiled.evaluate(match.value, refs, rel_tol=arg.get("rel_tol", 0.0),
+        result = compiled.evaluate(value, refs, rel_tol=arg.get("rel_tol", 0.0),
                                    abs_tol=arg.get("abs_tol", 0.0))
     except EvaluationError as error:
         yield Failure(f"cannot evaluate {compiled.source!r}: {error}", compiled.source, None)
@@ -676,63 +617,71 @@ def formula(ctx, match: Match, arg) -> Iterator[Failure]:
                       f"{result.right!r}", result.right, result.left)
 
 
-@assertion("not")
-def not_(ctx, match: Match, arg) -> Iterator[Failure]:
+def _negated(name: str, old, new) -> list:
+    """``not``'s diff: the inner assertion's changes, each direction flipped."""
+    if not (isinstance(old, dict) and isinstance(new, dict)):
+        return [(name, d.run_time(old, new) or
+                 (d.REVIEW, "changed", f"no comparison is defined for {name}"), old, new)]
+    return [(f"{name}.{path}" if path else name,
+             (d.FLIPPED.get(cls, cls), f"negated: {what}", reason), before, after)
+            for path, (cls, what, reason), before, after in argument_changes(old, new)]
+
+
+@assertion("not", diff=_negated)
+def not_(ctx, value, arg, at) -> Iterator[Failure]:
     """The inner assertion (one kind) must fail: {not: {starts_with: "x"}}."""
     (name, inner), = arg.items()
-    kind = KINDS[name]
-    failures = list(kind.function(ctx, [match] if kind.collective else match, inner))
-    if not failures:
+    if KINDS[name].holds_alone(ctx, value, inner):
         written = inner["compiled"].source if name == "formula" else inner
         yield Failure(f"must not satisfy {name} {_got(written)}", {"not": {name: written}},
-                      match.value)
+                      value)
 
 
-def _not_a_manifest(match: Match) -> Failure:
-    return Failure(f"is {json_type(match.value)}, expected an object (path -> digest)",
-                   "object", json_type(match.value), match.location)
+def _not_a_manifest(value, at: str) -> Failure:
+    return Failure(f"is {json_type(value)}, expected an object (path -> digest)",
+                   "object", json_type(value), at)
 
 
-@assertion("manifest_lists_all", collective=True, check=_document_names)
-def manifest_lists_all(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+@assertion("manifest_lists_all", collective=True, context=True, check=_document_names,
+           diff=d.whole(lambda o, n: d.sets(o, n, more_is_looser=False,
+                                            what="required entries")))
+def manifest_lists_all(ctx, values: list, arg, at) -> Iterator[Failure]:
     """An object (path -> digest) has a key for every file of the named documents."""
-    for match in matches:
-        if not isinstance(match.value, dict):
-            yield _not_a_manifest(match)
+    for index, value in enumerate(values):
+        if not isinstance(value, dict):
+            yield _not_a_manifest(value, at[index])
             continue
-        paths = ctx.document_paths(arg)
-        for path in sorted(paths - set(match.value)):
-            yield Failure(f"no entry for {path}", path, None, match.location)
+        for path in sorted(ctx.document_paths(arg) - set(value)):
+            yield Failure(f"no entry for {path}", path, None, at[index])
 
 
-@assertion("manifest_lists_only", collective=True,
-           check=_document_names)
-def manifest_lists_only(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+@assertion("manifest_lists_only", collective=True, context=True, check=_document_names,
+           diff=d.whole(lambda o, n: d.sets(o, n, more_is_looser=True,
+                                            what="allowed entries")))
+def manifest_lists_only(ctx, values: list, arg, at) -> Iterator[Failure]:
     """An object (path -> digest) has no key other than the files of the named documents."""
-    from flarespec.engine.paths import child_location
-
-    for match in matches:
-        if not isinstance(match.value, dict):
-            yield _not_a_manifest(match)
+    for index, value in enumerate(values):
+        if not isinstance(value, dict):
+            yield _not_a_manifest(value, at[index])
             continue
         paths = ctx.document_paths(arg, complete=True)  # "extra" needs every path
-        for key in match.value:
+        for key in value:
             if key not in paths:
                 yield Failure(f"entry {key} names no referenced file", None, key,
-                              child_location(match.location, key))
+                              child_location(at[index], key))
 
 
-@assertion("manifest_digests", collective=True, check=_document_names)
-def manifest_digests(ctx, matches: list[Match], arg) -> Iterator[Failure]:
+@assertion("manifest_digests", collective=True, context=True, check=_document_names,
+           diff=d.whole(lambda o, n: d.sets(o, n, more_is_looser=False,
+                                            what="checked digests")))
+def manifest_digests(ctx, values: list, arg, at) -> Iterator[Failure]:
     """Each entry (path -> SHA-256) of a referenced file equals the digest of the file's bytes."""
-    from flarespec.engine.paths import child_location
-
-    for match in matches:
-        if not isinstance(match.value, dict):
-            yield _not_a_manifest(match)
+    for index, value in enumerate(values):
+        if not isinstance(value, dict):
+            yield _not_a_manifest(value, at[index])
             continue
         paths = ctx.document_paths(arg)
-        for key, declared in match.value.items():
+        for key, declared in value.items():
             if key in paths:
                 hashed = ctx.digest(key)
                 if hashed is not None and declared != hashed:
@@ -740,4 +689,4 @@ def manifest_digests(ctx, matches: list[Match], arg) -> Iterator[Failure]:
                     # expected = what the file's bytes hash to. The message says both.
                     yield Failure(f"digest of {key} differs from the file's bytes: declared "
                                   f"{shown(declared)}, the bytes hash to {shown(hashed)}",
-                                  hashed, declared, child_location(match.location, key))
+                                  hashed, declared, child_location(at[index], key))

@@ -1,4 +1,4 @@
-"""Pass plans: each rule's pass-check compiled once into closures over raw values.
+"""Pass plans: each rule's verdict compiled once into closures over raw values.
 
 A rule runs once per binding, often a million times over a stream. The reporting path
 interprets the rule each time: it looks at what kind of reference each argument is, walks
@@ -6,7 +6,8 @@ pointer templates by rendering their placeholders to strings, and builds matches
 locations. A plan decides all of that once per rule: a reference becomes a getter
 (``x -> list of values``) specialised for its target and selector, an argument a
 materializer (``x -> value``), and the rule a function ``x -> True`` when its kind's
-pass-check (passes.py) holds for every selected value.
+verdict (``Kind.holds_for``: the kind's own function, "no first failure") holds for the
+selected values.
 
 Two forms, by what ``x`` is:
 
@@ -30,7 +31,6 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from flarespec.engine.passes import checks
 from flarespec.engine.paths import INDEX
 from flarespec.engine.refs import ArgRef, ArgTemplate, Condition, Ref
 
@@ -76,7 +76,8 @@ class Planner:
         self._plans: dict[tuple, Callable | None] = {}
 
     def plan(self, rule) -> Plan | None:
-        """The rule's scope plan, or None when its kind has no pass-check (or it is a hook)."""
+        """The rule's scope plan, or None when its kind asks the engine for more than the
+        values (``context=True``) or it is a hook."""
         key = ("scope", rule.id)
         if key not in self._plans:
             self._plans[key] = self._built(rule, self._scope_refs)
@@ -92,34 +93,32 @@ class Planner:
 
     def condition(self, condition: Condition) -> Callable[[dict], bool] | None:
         """``scope -> bool`` for the engine's ``holds``, or None when the condition's kind
-        has no pass-check (then the kind itself decides)."""
+        needs a binding's context (then the engine's general path decides)."""
         key = ("condition", id(condition))  # conditions live as long as the spec
         if key not in self._plans:
-            plannable = checks(condition.kind.name)[0] is not None
-            self._plans[key] = _condition(condition, self._scope_refs) if plannable else None
+            self._plans[key] = None if condition.kind.context else \
+                _condition(condition, self._scope_refs)
         return self._plans[key]
 
     def element(self, parent: dict) -> Element:
         return Element(self._evaluation, parent)
 
     def _built(self, rule, refs) -> Plan | None:
-        if rule.hook is not None:
-            return None
-        check, collective = checks(rule.kind.name)
-        if check is None:
+        if rule.hook is not None or rule.kind.context:
             return None
         try:
-            return _rule_plan(rule, check, collective, refs)
+            return _rule_plan(rule, refs)
         except Ineligible:
             return None
 
 
-def _rule_plan(rule, check, collective: bool, refs) -> Plan:
+def _rule_plan(rule, refs) -> Plan:
     when = _condition(rule.when, refs) if rule.when is not None else None
     given = refs.getter(rule.given)
     arg = _materializer(rule.arg, refs)
     empty_passes = rule.optional and not rule.kind.accepts_empty
     needs_some = not rule.kind.accepts_empty
+    holds_for = rule.kind.holds_for
 
     def passes(x) -> bool:
         if when is not None and not when(x):
@@ -127,36 +126,28 @@ def _rule_plan(rule, check, collective: bool, refs) -> Plan:
         found = given(x)
         if not found and needs_some:
             return empty_passes
-        value = arg(x)
-        if collective:
-            return check(found, value) is True
-        for item in found:
-            if check(item, value) is not True:
-                return False
-        return True
+        return holds_for(None, found, arg(x))
     return passes
 
 
 # --------------------------------------------------------------------------- conditions
 
 def _condition(condition: Condition, refs) -> Callable[[Any], bool]:
-    """A ``when`` as ``x -> bool``, by the kind's exact pass-check when it has one (a
-    condition is only true or false: nothing to word); else as the engine's ``holds``."""
-    check, collective = checks(condition.kind.name)
-    if check is None:
+    """A ``when`` as ``x -> bool``: the kind's verdict over the compiled getters (a
+    condition is only true or false: nothing to word); as the engine's ``holds`` when the
+    kind needs a binding's context."""
+    if condition.kind.context:
         return refs.holds(condition)
     given = refs.getter(condition.given)
     arg = _materializer(condition.arg, refs)
     needs_some = not condition.kind.accepts_empty
+    holds_for = condition.kind.holds_for
 
     def decide(x) -> bool:
         found = given(x)
         if not found and needs_some:
             return False
-        value = arg(x)
-        if collective:
-            return check(found, value)
-        return all(check(item, value) for item in found)
+        return holds_for(None, found, arg(x))
     return decide
 
 
@@ -248,7 +239,7 @@ class _ElementRefs:
         self.is_static = evaluation._is_static
 
     def holds(self, condition: Condition):
-        raise Ineligible("a condition without a pass-check")
+        raise Ineligible("a condition whose kind needs a binding's context")
 
     def template(self, template):
         raise Ineligible("a template argument")

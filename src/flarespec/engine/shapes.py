@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from flarespec.engine.kinds import compiled_pattern, json_type, strict_equal
+from flarespec.engine.values import compiled_pattern, json_type, strict_equal
 from flarespec.engine.paths import child_location
 from flarespec.engine.report import shown
 

@@ -180,7 +180,7 @@ def coalesced_groups(ctx, args) -> Iterator[Failure]:
                   for event in args["events"] or []
                   if isinstance(event, dict) and isinstance(event.get(tokens_field), list)
                   and len(event[tokens_field]) > 1]
-    from flarespec.engine.kinds import strict_equal
+    from flarespec.engine.values import strict_equal
 
     if not strict_equal(recorded, recomputed):
         yield Failure("the recorded coalesced groups differ from the ones recomputed from the "

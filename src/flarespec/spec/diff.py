@@ -11,7 +11,8 @@ meaning, never by guess:
   says why;
 * ``neutral``: the accepted set cannot change (wording, titles, ``requires``).
 
-The per-kind rules live in ``ASSERT_RULES`` and are documented as a table in
+Each assertion kind's rule is its ``diff`` (registered beside the kind in
+``engine/kinds.py``, built from ``engine/directions.py``) and is documented as a table in
 docs/spec-review.md. A constant's change is classed through the rules that read it (by
 ``${...}`` substitution, or at run time through ``constants:`` references) and lists them.
 """
@@ -24,14 +25,24 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, NamedTuple
 
+from flarespec.engine.directions import (  # noqa: F401  (CLASSES re-exported for renderers)
+    ABSENT,
+    CLASSES,
+    LOOSENING,
+    NEUTRAL,
+    REVIEW,
+    TIGHTENING,
+    Verdict,
+    is_plain_number,
+    same,
+    shown_value,
+)
+from flarespec.engine.kinds import argument_changes
 from flarespec.loaders.limits import MAX_DOCUMENT_BYTES, MAX_MIB_OPTION, MIB
 
-TIGHTENING, LOOSENING, REVIEW, NEUTRAL = "tightening", "loosening", "review", "neutral"
-CLASSES = (TIGHTENING, LOOSENING, REVIEW, NEUTRAL)
 WORDING = ("description", "message", "clause", "title", "since", "changed_in", "label")
 # rule keys whose change cannot move a verdict (requires only removes repeated violations)
 NO_VERDICT = ("requires", "renamed_from")
-ABSENT = object()  # a side of a change that does not exist (distinct from a null value)
 
 
 @dataclass
@@ -167,10 +178,6 @@ def _substituted_constants(resolved) -> dict[str, set[str]]:
     return {subject: set(_spelled_constants(value)) for subject, value in raw.items()}
 
 
-_SPELLED = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")
-_RUNTIME = re.compile(r"constants:(?:\$\.|\$\[['\"]|/)([A-Za-z_][A-Za-z0-9_]*)")
-
-
 def _strings(value) -> Iterator[str]:
     if isinstance(value, dict):
         for item in value.values():
@@ -183,12 +190,20 @@ def _strings(value) -> Iterator[str]:
 
 
 def _spelled_constants(value) -> Iterator[str]:
+    """The constants ``${...}`` tokens name (spec/tokens.py, the grammar resolution reads)."""
+    from flarespec.spec.tokens import spelled_names
+
     for text in _strings(value):
-        yield from _SPELLED.findall(text)
+        yield from spelled_names(text)
 
 
 def _runtime_constants(value) -> set[str]:
-    return {name for text in _strings(value) for name in _RUNTIME.findall(text)}
+    """The constants ``constants:`` references read (found as spec/placeholders.py finds
+    every reference in a text)."""
+    from flarespec.spec.placeholders import referenced_members
+
+    return {member for text in _strings(value) for target, member in referenced_members(text)
+            if target == "constants"}
 
 
 # --------------------------------------------------------------------------- field-level diff
@@ -276,7 +291,7 @@ def leaf_changes(old, new, path: str = "", keys: dict[str, str] | None = None,
             yield from leaf_changes(old[index] if index < len(old) else ABSENT,
                                     new[index] if index < len(new) else ABSENT,
                                     sub_path(path, index), keys, keyed)
-    elif not _same(old, new):
+    elif not same(old, new):
         yield path, old, new
 
 
@@ -329,286 +344,13 @@ def _what(path: str, old, new) -> str:
     return f"reordered by {moved}" if moved else _verb(old, new)
 
 
-def _same(left, right) -> bool:
-    return json.dumps(left, sort_keys=True, default=repr) + type(left).__name__ == \
-        json.dumps(right, sort_keys=True, default=repr) + type(right).__name__
-
-
 def _verb(old, new) -> str:
     return "added" if old is ABSENT else "removed" if new is ABSENT else "changed"
 
 
-def _value(value):
-    return None if value is ABSENT else value
-
-
 # --------------------------------------------------------------------------- verdicts
-# A comparator returns (class, what, reason) for one argument change of one kind.
-
-Verdict = tuple[str, str, str]
-
-
-def _dynamic(value) -> bool:
-    return any(isinstance(v, dict) and ("ref" in v or "template" in v) for v in _walk(value))
-
-
-def _walk(value) -> Iterator:
-    yield value
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _walk(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _walk(item)
-
-
-def _run_time(old, new) -> Verdict | None:
-    if _dynamic(old) or _dynamic(new):
-        return REVIEW, "changed", "a value read at run time ({ref}/{template}) is involved"
-    return None
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-_HIGHER_IS_TIGHTER = {"min": True, "exclusive_min": True, "max": False, "exclusive_max": False,
-                      "rel_tol": False, "abs_tol": False}
-
-
-def _bound(key: str, old, new) -> Verdict:
-    """One bound or tolerance: its direction decides; a bound added tightens, removed loosens."""
-    if old is ABSENT:
-        return TIGHTENING, f"{key} added", "a new bound excludes values"
-    if new is ABSENT:
-        return LOOSENING, f"{key} removed", "a bound no longer excludes values"
-    if not (_number(old) and _number(new)):
-        return _run_time(old, new) or (REVIEW, f"{key} changed", "not two numbers")
-    raised = new > old
-    tighter = raised == _HIGHER_IS_TIGHTER[key]
-    return (TIGHTENING if tighter else LOOSENING, f"{key} {'raised' if raised else 'lowered'}",
-            "")
-
-
-def _exact_count(old, new) -> Verdict:
-    if old is ABSENT:
-        return TIGHTENING, "equals added", "an exact size now required"
-    if new is ABSENT:
-        return LOOSENING, "equals removed", "an exact size no longer required"
-    return _run_time(old, new) or (REVIEW, "equals changed",
-                                   "another exact size: neither set contains the other")
-
-
-def _size_bound(key: str, old, new) -> Verdict:
-    """A member of a length or count argument."""
-    if key == "equals":
-        return _exact_count(old, new)
-    if key == "where":
-        return REVIEW, "where changed", "which matches are counted changed"
-    return _bound(key, old, new)
-
-
-def _as_set(values) -> set[str] | None:
-    if not isinstance(values, list) or _dynamic(values):
-        return None
-    return {json.dumps(v, sort_keys=True) + type(v).__name__ for v in values}
-
-
-def _subset(before: set, after: set, *, more_is_looser: bool, what: str) -> Verdict:
-    """Two finite sets: a superset widens, a subset narrows; more is looser for an allowed
-    set and tighter for a required one."""
-    if before == after:
-        return NEUTRAL, f"{what} restated", "same members"
-    if after < before or after > before:
-        grew = after > before
-        return (LOOSENING if grew == more_is_looser else TIGHTENING,
-                f"{what} {'widened' if grew else 'narrowed'}", "")
-    return REVIEW, f"{what} changed", "members both added and removed"
-
-
-def _sets(old, new, *, more_is_looser: bool, what: str) -> Verdict:
-    before, after = _as_set(old), _as_set(new)
-    if before is None or after is None:
-        return _run_time(old, new) or (REVIEW, f"{what} changed", "not two lists")
-    return _subset(before, after, more_is_looser=more_is_looser, what=what)
-
-
-def _types(arg) -> set[str] | None:
-    """The accepted JSON types (``number`` accepts integers too)."""
-    names = [arg] if isinstance(arg, str) else arg
-    if not isinstance(names, list):
-        return None
-    found = set(names)
-    return found | {"integer"} if "number" in found else found
-
-
-def _type_verdict(old, new) -> Verdict:
-    before, after = _types(old), _types(new)
-    if before is None or after is None:
-        return REVIEW, "types changed", "not a list of type names"
-    return _subset(before, after, more_is_looser=True, what="types")
-
-
-def _switch(old, new) -> Verdict:
-    """A boolean kind (present, absent, unique, finite, integral): true checks, false not."""
-    if bool(new) == bool(old):
-        return NEUTRAL, "unchanged", ""
-    return (TIGHTENING, "switched on", "") if new else (LOOSENING, "switched off", "")
-
-
-_LITERAL_ALTERNATION = re.compile(r"\^?\(?(?:\?:)?([A-Za-z0-9_\-|]*)\)?\$?")
-
-
-def _regex_words(pattern) -> set[str] | None:
-    """The language of a pattern that is a plain alternation of literal words (``a|b``,
-    ``^(a|b)$``), the only patterns compared; None for any other pattern."""
-    if not isinstance(pattern, str):
-        return None
-    found = _LITERAL_ALTERNATION.fullmatch(pattern)
-    return set(found.group(1).split("|")) if found else None
-
-
-def _regex_verdict(old, new) -> Verdict:
-    before, after = _regex_words(old), _regex_words(new)
-    if before is None or after is None:
-        return REVIEW, "pattern changed", "regular languages are compared only for " \
-            "alternations of literal words"
-    return _subset(before, after, more_is_looser=True, what="pattern")
-
-
-def _prefix_verdict(old, new) -> Verdict:
-    if isinstance(old, str) and isinstance(new, str):
-        if new.startswith(old):
-            return TIGHTENING, "prefix lengthened", ""
-        if old.startswith(new):
-            return LOOSENING, "prefix shortened", ""
-    return _run_time(old, new) or (REVIEW, "prefix changed", "neither prefix extends the other")
-
-
-_MONOTONIC_STRICTNESS = {"non_decreasing": 0, "increasing": 1}
-
-
-def _monotonic_verdict(old, new) -> Verdict:
-    if old in _MONOTONIC_STRICTNESS and new in _MONOTONIC_STRICTNESS:
-        tighter = _MONOTONIC_STRICTNESS[new] > _MONOTONIC_STRICTNESS[old]
-        return (TIGHTENING, "made strict", "") if tighter else (LOOSENING, "made non-strict", "")
-    return REVIEW, "direction changed", "unknown direction"
-
-
-def _review(reason: str) -> Callable[[Any, Any], Verdict]:
-    return lambda old, new: _run_time(old, new) or (REVIEW, "changed", reason)
-
-
-# Per assertion kind: how a change of its argument moves the accepted set. A comparator gets
-# the whole old and new argument; a "members" entry compares a mapping member by member.
-WHOLE_ARGUMENT: dict[str, Callable[[Any, Any], Verdict]] = {
-    "present": _switch, "absent": _switch, "unique": _switch, "finite": _switch,
-    "integral": _switch,
-    "type": _type_verdict,
-    "equals": _review("another expected value: neither set contains the other"),
-    "one_of": lambda o, n: _sets(o, n, more_is_looser=True, what="allowed set"),
-    "regex": _regex_verdict,
-    "starts_with": _prefix_verdict,
-    "keys": _review("keys requires exactly this key set: another set is neither wider nor "
-                    "narrower"),
-    "order_equals": _review("another expected sequence"),
-    "monotonic": _monotonic_verdict,
-    "manifest_lists_all": lambda o, n: _sets(o, n, more_is_looser=False,
-                                             what="required entries"),
-    "manifest_lists_only": lambda o, n: _sets(o, n, more_is_looser=True,
-                                              what="allowed entries"),
-    "manifest_digests": lambda o, n: _sets(o, n, more_is_looser=False,
-                                           what="checked digests"),
-}
-
-
-def _range_members(key, old, new) -> Verdict:
-    return _bound(key, old, new) if key in _HIGHER_IS_TIGHTER else \
-        (REVIEW, f"{key} changed", "unknown bound")
-
-
-def _includes_member(key, old, new) -> Verdict:
-    if old is ABSENT:
-        return TIGHTENING, "member required", "one more member must equal its value"
-    if new is ABSENT:
-        return LOOSENING, "member freed", "a member is no longer checked"
-    return REVIEW, "member value changed", "another expected value"
-
-
-def _formula_member(key, old, new) -> Verdict:
-    if key in ("rel_tol", "abs_tol"):
-        return _bound(key, 0 if old is ABSENT else old, 0 if new is ABSENT else new)
-    return REVIEW, f"{key} changed", "another formula: its truth set is not compared"
-
-
-def _same_as_member(key, old, new) -> Verdict:
-    if key == "allow_extra":
-        if old is ABSENT or new is ABSENT:
-            return (LOOSENING, "extra keys allowed", "") if old is ABSENT else \
-                (TIGHTENING, "extra keys no longer allowed", "")
-        return _allow_extra(old, new)
-    return REVIEW, f"{key} changed", "compared with another value"
-
-
-def _allow_extra(old: dict, new: dict) -> Verdict:
-    if old.get("when") != new.get("when"):
-        return REVIEW, "allow_extra.when changed", "when extra keys are allowed changed"
-    return _sets(old.get("keys", []), new.get("keys", []), more_is_looser=True,
-                 what="allowed extra keys")
-
-
-MEMBERS: dict[str, Callable[[str, Any, Any], Verdict]] = {
-    "range": _range_members,
-    "length": _size_bound,
-    "count": _size_bound,
-    "includes": _includes_member,
-    "formula": _formula_member,
-    "same_as": _same_as_member,
-}
-
-_FLIP = {TIGHTENING: LOOSENING, LOOSENING: TIGHTENING}
-
-
-def assert_verdicts(old: dict, new: dict) -> list[tuple[str, Verdict, Any, Any]]:
-    """(sub-path under ``assert``, verdict, old, new) for one assertion change."""
-    (old_kind, old_arg), = old.items()
-    (new_kind, new_arg), = new.items()
-    if old_kind != new_kind:
-        return [("", _kind_change(old_kind, old_arg, new_kind, new_arg), old, new)]
-    if old_kind == "not" and isinstance(old_arg, dict) and isinstance(new_arg, dict):
-        inner = assert_verdicts(old_arg, new_arg)
-        return [(sub_path("not", path), (_FLIP.get(cls, cls), f"negated: {what}", reason),
-                 before, after) for path, (cls, what, reason), before, after in inner]
-    if old_kind in MEMBERS and isinstance(old_arg, dict) and isinstance(new_arg, dict):
-        return [(sub_path(old_kind, key), MEMBERS[old_kind](key, before, after), before, after)
-                for key in list(old_arg) + [k for k in new_arg if k not in old_arg]
-                if not _same(before := old_arg.get(key, ABSENT),
-                             after := new_arg.get(key, ABSENT))]
-    if old_kind in WHOLE_ARGUMENT:
-        return [(old_kind, WHOLE_ARGUMENT[old_kind](old_arg, new_arg), old_arg, new_arg)]
-    return [(old_kind, _run_time(old_arg, new_arg) or
-             (REVIEW, "changed", f"no comparison is defined for {old_kind}"), old_arg, new_arg)]
-
-
-def _kind_change(old_kind: str, old_arg, new_kind: str, new_arg) -> Verdict:
-    """A rule that now asserts another kind. Where the new kind provably accepts every value
-    the old one did, it is loosening: ``equals`` x replaced by a ``one_of`` holding x or a
-    ``range`` around x; a ``type`` constraint replaced by anything but a type. Otherwise the
-    accepted sets are not compared (review), never neutral."""
-    what = f"kind {old_kind} → {new_kind}"
-    if old_kind == "equals" and not _dynamic(old_arg):
-        if new_kind == "one_of" and isinstance(new_arg, list) and \
-                any(_same(old_arg, option) for option in new_arg):
-            return LOOSENING, what, f"{_value(old_arg)!r} is still allowed, and others are too"
-        if new_kind == "range" and _number(old_arg) and isinstance(new_arg, dict) and \
-                not _dynamic(new_arg) and all(_number(v) for v in new_arg.values()) and \
-                new_arg.get("min", old_arg) <= old_arg <= new_arg.get("max", old_arg) and \
-                new_arg.get("exclusive_min", old_arg - 1) < old_arg < \
-                new_arg.get("exclusive_max", old_arg + 1):
-            return LOOSENING, what, f"the range holds {old_arg!r} and more values"
-    if old_kind == "type":
-        return LOOSENING, what, "a type constraint removed (the new kind does not pin a type)"
-    return REVIEW, what, "another assertion kind: its accepted set is not compared"
+# A comparator returns a Verdict, (class, what, reason), for one change; an assertion's
+# argument changes are classed by its kind's own `diff` (engine/kinds.py).
 
 
 def _when_verdict(old, new) -> Verdict:
@@ -649,7 +391,7 @@ def rule_verdicts(old: dict, new: dict) -> list[tuple[str, Verdict, Any, Any]]:
     found = []
     for key in list(old) + [k for k in new if k not in old]:
         before, after = old.get(key, ABSENT), new.get(key, ABSENT)
-        if key in ("id",) or _same(before, after):
+        if key in ("id",) or same(before, after):
             continue
         if key in WORDING:
             found.extend((path, (NEUTRAL, f"{key} reworded", "wording only"), o, n)
@@ -667,7 +409,7 @@ def rule_verdicts(old: dict, new: dict) -> list[tuple[str, Verdict, Any, Any]]:
             found.append((key, _when_verdict(before, after), before, after))
         elif key == "assert" and isinstance(before, dict) and isinstance(after, dict):
             found.extend((sub_path("assert", path) if path else "assert", verdict, o, n)
-                         for path, verdict, o, n in assert_verdicts(before, after))
+                         for path, verdict, o, n in argument_changes(before, after))
         else:
             reason = _RULE_KEY_REASON.get(key, f"{key} changed")
             found.extend((path, (REVIEW, _what(path, o, n), reason), o, n)
@@ -723,7 +465,7 @@ def _change_at(side: SpecSide, fallback: SpecSide, where: tuple, **fields) -> Ch
     if file is None:
         file, line = fallback.mark_of(*where)
     old, new = fields.pop("old", ABSENT), fields.pop("new", ABSENT)
-    return Change(file=file, line=line, op=_verb(old, new), old=_value(old), new=_value(new),
+    return Change(file=file, line=line, op=_verb(old, new), old=shown_value(old), new=shown_value(new),
                   **fields)
 
 
@@ -876,7 +618,7 @@ def _size_limit(old, new) -> Verdict:
     before = default if old is ABSENT else old
     after = default if new is ABSENT else new
     what = f"{MAX_MIB_OPTION} {_verb(old, new)}"
-    if not (_number(before) and _number(after)):
+    if not (is_plain_number(before) and is_plain_number(after)):
         return REVIEW, what, "not two numbers"
     if before == after:
         return NEUTRAL, what, f"the same limit ({after} MiB is the default)"
@@ -901,7 +643,7 @@ def _named_section(before, after, section, noun, verdict, defaults=None) -> list
     changes = []
     for name in list(old) + [k for k in new if k not in old]:
         o, n = old.get(name, ABSENT), new.get(name, ABSENT)
-        if _same(o, n):
+        if same(o, n):
             continue
         side = after if n is not ABSENT else before
         whole = o is ABSENT or n is ABSENT
@@ -943,7 +685,7 @@ def _header(before, after) -> list[Change]:
                                          "it" if old_draft else "no packet selects it now"))
     for key in ("title", "description", "limits"):
         old, new = before.data.get(key, ABSENT), after.data.get(key, ABSENT)
-        if not _same(old, new):
+        if not same(old, new):
             changes.append(_change_at(after, before, (key,), cls=NEUTRAL, subject=key, path="",
                                       what=_verb(old, new), old=old, new=new,
                                       reason="wording only"))
@@ -991,7 +733,7 @@ def _constants(before: SpecSide, after: SpecSide, changes: list[Change]) -> list
     result = []
     for name in list(old) + [k for k in new if k not in old]:
         o, n = old.get(name, ABSENT), new.get(name, ABSENT)
-        if _same(o, n):
+        if same(o, n):
             continue
         cls, reason, rules = _constant_class(name, readers, changes, before, after, known)
         side = after if n is not ABSENT else before
@@ -1059,7 +801,7 @@ def _run_time_classes(subject: str, name: str, before: SpecSide, after: SpecSide
         return {REVIEW}
     if not isinstance(old_assert, dict) or not isinstance(new_assert, dict):
         return {REVIEW}
-    found = {cls for _, (cls, _, _), _, _ in assert_verdicts(old_assert, new_assert)}
+    found = {cls for _, (cls, _, _), _, _ in argument_changes(old_assert, new_assert)}
     return found - {NEUTRAL}
 
 

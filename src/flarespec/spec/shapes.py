@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from flarespec.engine.kinds import compiled_pattern
+from flarespec.engine.values import compiled_pattern
 from flarespec.engine.shapes import AUTHORING_KEYS, NODE_KEYS, PYTHON_TYPES, TYPE_NAMES
 from flarespec.spec.errors import did_you_mean
 from flarespec.spec.yamlmarks import plain

@@ -1,10 +1,10 @@
-"""Pass-checks (engine/passes.py) agree exactly with the kinds' reporting functions.
+"""One definition per kind: the verdict is the kind's own function ("no first failure").
 
-For random JSON values and arguments, a pass-check's True must mean the kind yields no
-failure and its False that it yields one; it may raise instead ("not known"), but where the
-kind raises, the pass-check must never say True (the reporting path would report "cannot
-evaluate"). Exactness, not just safety, is required: ``not`` and ``count``'s ``where`` turn
-one kind's answer into another's."""
+Every registered kind has a verdict, words for its failures, an argument schema, a diff
+classification and documentation; a kind registered without a diff classification is
+refused. For random JSON values and arguments, ``Kind.holds`` (placeholder locations) is
+exactly "the reporting call yields no failure" with the values' real locations: the
+locations only ever go into the words, never into the verdict."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flarespec.engine.kinds import JSON_TYPES, KINDS, is_finite_number, is_integral_number
-from flarespec.engine.passes import COLLECTIVE_PASSES, PASSES, NotKnown, value_passes
-from flarespec.engine.paths import Match
+import inspect
+from pathlib import Path
+
+from flarespec.engine.kinds import KINDS, assertion
+from flarespec.engine.values import JSON_TYPES, is_finite_number, is_integral_number
 
 KEYS = st.sampled_from(["a", "b", "c", "id"])
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True),
@@ -99,29 +101,46 @@ ARGUMENTS = {
 }
 
 
-def test_every_pass_check_is_tested_here():
-    """A new pass-check needs an argument strategy above (else it is never compared)."""
-    assert set(PASSES) | set(COLLECTIVE_PASSES) <= set(ARGUMENTS) | {"formula"}
-    assert set(ARGUMENTS) <= set(KINDS)
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "spec-language.md"
 
 
-def _reporting_verdict(name: str, value, arg):
-    """True when the kind yields no failure, False when it yields one, the exception when
-    it raises."""
+def test_every_kind_is_tested_here_and_complete():
+    """A new kind needs an argument strategy above (else its verdict is never compared),
+    and its definition is whole: a generator, an argument schema, a diff, a docstring."""
+    assert set(KINDS) - {"formula", "manifest_lists_all", "manifest_lists_only",
+                         "manifest_digests"} == set(ARGUMENTS)
+    documented = DOCS.read_text(encoding="utf-8")
+    for name, kind in KINDS.items():
+        assert inspect.isgeneratorfunction(kind.function), name
+        assert callable(kind.check) and callable(kind.diff), name
+        assert kind.doc, f"{name} has no docstring"
+        assert f"\n### {name}\n" in documented, f"{name} has no section in docs/spec-language.md"
+
+
+def test_a_kind_without_a_diff_classification_is_refused():
+    with pytest.raises(TypeError):
+        assertion("made_up")  # diff= is required
+    assert "made_up" not in KINDS
+
+
+def _locations(value, collective: bool):
+    return [f"$.v[{i}]" for i in range(len(value))] if collective else "$.v"
+
+
+def _reported(name: str, value, arg):
+    """True when the reporting call (real locations) yields no failure, False when it
+    yields one, the exception when it raises."""
     kind = KINDS[name]
-    given_ = [Match(item, f"$[{i}]") for i, item in enumerate(value)] if kind.collective \
-        else Match(value, "$")
     try:
-        return next(iter(kind.function(None, given_, arg)), None) is None
+        return next(iter(kind.function(None, value, arg, _locations(value, kind.collective))),
+                    None) is None
     except Exception as problem:
         return problem
 
 
-def _check_verdict(name: str, value, arg):
+def _verdict(name: str, value, arg):
     try:
-        if name in COLLECTIVE_PASSES:
-            return COLLECTIVE_PASSES[name](value, arg)
-        return PASSES[name](value, arg)
+        return KINDS[name].holds(None, value, arg)
     except Exception as problem:
         return problem
 
@@ -130,39 +149,38 @@ def _check_verdict(name: str, value, arg):
 @pytest.mark.parametrize("name", sorted(set(ARGUMENTS)))
 @settings(max_examples=max(200, settings.default.max_examples))
 @given(data=st.data())
-def test_a_pass_check_agrees_with_its_kind(name, data):
-    collective = name in COLLECTIVE_PASSES
+def test_the_verdict_is_the_reporting_call(name, data):
+    collective = KINDS[name].collective
     objects = st.dictionaries(KEYS, VALUES, min_size=1, max_size=3)  # most passes need one
     values = st.one_of(VALUES, EXACT) if name in NUMERIC_KINDS else VALUES
     value = data.draw(st.lists(values, max_size=4) if collective else st.one_of(values, objects))
     arg = ARGUMENTS[name](data, value)
-    reported = _reporting_verdict(name, value, arg)
-    checked = _check_verdict(name, value, arg)
-    if isinstance(checked, Exception):
-        return  # not known: the reporting path decides
-    assert isinstance(checked, bool), f"{name} returned {checked!r}"
+    reported, verdict = _reported(name, value, arg), _verdict(name, value, arg)
     if isinstance(reported, Exception):
-        assert checked is False, f"{name} says pass where the kind raises {reported!r}"
+        assert type(verdict) is type(reported), f"{name}: {verdict!r} vs {reported!r}"
     else:
-        assert checked == reported, f"{name}({value!r}, {arg!r}): {checked} vs {reported}"
+        assert verdict == reported, f"{name}({value!r}, {arg!r}): {verdict} vs {reported}"
 
 
-def test_formula_pass_check_is_the_kind_itself():
+def test_formula_verdict():
     from flarespec.engine.formula import compile_formula
 
     arg = {"compiled": compile_formula("a + b == @total"), "refs": {"total": 3}}
-    assert PASSES["formula"]({"a": 1, "b": 2}, arg) is True
-    assert PASSES["formula"]({"a": 1, "b": 3}, arg) is False
+    assert KINDS["formula"].holds(None, {"a": 1, "b": 2}, arg) is True
+    assert KINDS["formula"].holds(None, {"a": 1, "b": 3}, arg) is False
 
 
-def test_a_kind_without_a_pass_check_is_not_known():
-    with pytest.raises(NotKnown):
-        value_passes("manifest_digests", {}, ["x"])
+def test_a_generated_order_is_decided_by_the_kind():
+    arg = {"format": "r{r}", "product": {"r": {"range": 2}}}
+    assert KINDS["order_equals"].holds(None, ["r0", "r1"], arg) is True
+    assert KINDS["order_equals"].holds(None, ["r1", "r0"], arg) is False
 
 
-def test_a_generated_order_is_not_known():
-    with pytest.raises(NotKnown):
-        COLLECTIVE_PASSES["order_equals"](["r0"], {"format": "r{r}", "product": {"r": [0]}})
+def test_not_and_where_take_the_inner_verdict():
+    assert KINDS["not"].holds(None, "abc", {"starts_with": "x"}) is True
+    assert KINDS["not"].holds(None, "xbc", {"starts_with": "x"}) is False
+    assert KINDS["not"].holds(None, 5, {"absent": True}) is True  # a collective inner kind
+    assert KINDS["count"].holds(None, [1, "a", 2], {"equals": 2, "where": {"type": "integer"}})
 
 
 @pytest.mark.parametrize("value, finite, integral", [
@@ -175,6 +193,6 @@ def test_a_generated_order_is_not_known():
 def test_finite_and_integral_are_exact(value, finite, integral):
     assert is_finite_number(value) is finite and is_integral_number(value) is integral
     for name, expected in (("finite", finite), ("integral", integral)):
-        assert PASSES[name](value, True) is expected
-        assert _reporting_verdict(name, value, True) is expected
-        assert PASSES[name](value, False) is True and _reporting_verdict(name, value, False) is True
+        assert KINDS[name].holds(None, value, True) is expected
+        assert _reported(name, value, True) is expected
+        assert KINDS[name].holds(None, value, False) is True and _reported(name, value, False)

@@ -1,0 +1,167 @@
+"""JSON value semantics, written once for every room: a value's JSON type, type-strict
+equality and difference, a hashable identity key, exact number tests, and the spec's
+regular expressions (RE2).
+
+Values come from untrusted documents and may nest thousands deep (Python's recursion
+limit is 1000): every walk over a value here uses an explicit stack, never recursion.
+Numbers are exact: ``int`` of any size, ``float``, or ``Decimal`` (a loader's exact
+non-integral number); ``True`` is never ``1`` and ``1`` is never ``1.0``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from decimal import Decimal
+from typing import Any, Iterator
+
+import re2
+
+from flarespec.engine.report import json_text
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a bad pattern is reported as a spec issue, not logged
+
+
+@functools.cache
+def compiled_pattern(pattern: str):
+    r"""The RE2 program of a spec regex, compiled once per pattern (never per element).
+
+    RE2 matches in time linear in the input whatever the pattern, so neither a hostile
+    pattern (``(a+)+$``) nor a hostile value can hang a run. The price: no backreferences
+    and no lookaround, and ``\d``, ``\w``, ``\s``, ``\b`` are ASCII-only."""
+    return re2.compile(pattern, _RE2_OPTIONS)
+
+
+
+JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, (float, Decimal)):  # Decimal: a loader's exact non-integral number
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def is_number(value: Any) -> bool:
+    """An int, a float or a Decimal (the Prometheus loader's exact non-integral values)."""
+    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
+
+
+def is_finite_number(value: Any) -> bool:
+    """A number that is neither NaN nor infinite, decided exactly: any int, however large
+    (``math.isfinite`` would overflow converting it), a finite float or Decimal."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, Decimal) and value.is_finite()
+
+
+def is_integral_number(value: Any) -> bool:
+    """A finite number with no fractional part, decided exactly: ``Decimal('12.5')`` is not,
+    ``12``, ``12.0`` and ``Decimal('12.0')`` are (never via float, which would round
+    ``Decimal('9007199254740993.5')`` to an integer)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    if isinstance(value, float):
+        return value.is_integer()  # False for NaN and the infinities
+    return isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value()
+
+
+def same_json(left: Any, right: Any) -> bool:
+    """Fast type-strict equality of large values: JSON text keeps 1, 1.0 and true apart."""
+    try:
+        return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
+    except RecursionError:  # nested deeper than json.dumps goes: compare without recursion
+        return strict_equal(left, right)
+    except (TypeError, ValueError):
+        return False
+
+
+def strict_equal(left: Any, right: Any) -> bool:
+    """Type-strict deep equality: True != 1, 1 != 1.0, key order irrelevant."""
+    if not isinstance(left, (dict, list)):  # the common case: two scalars, no stack
+        return type(left) is type(right) and left == right
+    pending = [(left, right)]
+    while pending:
+        left, right = pending.pop()
+        if isinstance(left, dict):
+            if not isinstance(right, dict) or left.keys() != right.keys():
+                return False
+            pending.extend((left[key], right[key]) for key in left)
+        elif isinstance(left, list):
+            if not isinstance(right, list) or len(left) != len(right):
+                return False
+            pending.extend(zip(left, right))
+        elif type(left) is not type(right) or left != right:
+            return False
+    return True
+
+
+def differences(left: Any, right: Any, location: str = "$") -> Iterator[tuple[str, str, Any, Any]]:
+    """Every place where ``left`` and ``right`` differ: (kind, location, left, right), in
+    document order.
+
+    kind is "extra" (only in left), "missing" (only in right) or "value".
+    """
+    stack: list[Iterator] = [iter(((left, right, location),))]
+    while stack:
+        step = next(stack[-1], None)
+        if step is None:
+            stack.pop()
+        elif len(step) == 4:  # a difference found by _member_steps
+            yield step
+        else:
+            mine, theirs, where = step
+            if isinstance(mine, dict) and isinstance(theirs, dict):
+                stack.append(_member_steps(mine, theirs, where))
+            elif isinstance(mine, list) and isinstance(theirs, list) and len(mine) == len(theirs):
+                stack.append(_item_steps(mine, theirs, where))
+            elif not strict_equal(mine, theirs):
+                yield "value", where, mine, theirs
+
+
+def _item_steps(mine: list, theirs: list, where: str) -> Iterator[tuple]:
+    for index, pair in enumerate(zip(mine, theirs)):
+        yield (*pair, f"{where}[{index}]")
+
+
+def _member_steps(mine: dict, theirs: dict, where: str) -> Iterator[tuple]:
+    """The members of two objects as (mine, theirs, location) steps to compare, and the
+    members only one of them has as finished differences."""
+    from flarespec.engine.paths import child_location
+
+    for key in mine:
+        at = child_location(where, key)
+        yield ("extra", at, mine[key], None) if key not in theirs else (mine[key], theirs[key], at)
+    for key in theirs:
+        if key not in mine:
+            yield "missing", child_location(where, key), None, theirs[key]
+
+
+def canonical_key(value: Any) -> str:
+    """A hashable text that identifies a value type-strictly (1, 1.0 and True stay
+    distinct): for uniqueness and list differences in linear time."""
+    try:
+        text = json.dumps(value, sort_keys=True, allow_nan=True, default=repr)
+    except (RecursionError, ValueError):  # too deep for json.dumps, or an int too long for str
+        text = json_text(value, sort_keys=True)
+    return text + json_type(value)
