@@ -196,3 +196,26 @@ def test_finite_and_integral_are_exact(value, finite, integral):
         assert KINDS[name].holds(None, value, True) is expected
         assert _reported(name, value, True) is expected
         assert KINDS[name].holds(None, value, False) is True and _reported(name, value, False)
+
+
+def test_the_walk_through_kind_in_the_docs_works(tmp_path):
+    """The docs' "Adding a kind" code, run as written: registered, checked at load, its
+    verdict and words, and its diff classification."""
+    from flarespec.engine import kinds
+    from flarespec.engine.directions import LOOSENING
+
+    text = DOCS.read_text(encoding="utf-8")
+    section = text[text.index("### Adding a kind"):]
+    code = section[section.index("```python") + len("```python"):]
+    code = code[:code.index("```")]
+    try:
+        exec(code, vars(kinds).copy())
+        kind = KINDS["max_utf8_bytes"]
+        assert kind.check(-1, set()) and kind.check(3, set()) is None
+        assert kind.holds(None, "abc", 3) and not kind.holds(None, "äbc", 3)
+        [failure] = kind.function(None, "äbc", 3, "$.name")
+        assert failure.message == "is 4 bytes, expected at most 3"
+        [(_, (cls, _, _), _, _)] = kind.diff("max_utf8_bytes", 3, 4)
+        assert cls == LOOSENING
+    finally:
+        KINDS.pop("max_utf8_bytes", None)
