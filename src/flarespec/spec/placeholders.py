@@ -23,8 +23,15 @@ from flarespec.spec.resolve import ResolvedSpec
 UNFILLABLE = "spec.unfillable-placeholder"
 UNKNOWN_FIELD = "spec.placeholder-field-unread"
 
+# A binding placeholder of a template (engine/paths.py ``Template``): ``{group.kind}``. This
+# is the run-time ``{...}`` grammar, distinct from the resolve-time ``${...}`` constants
+# (spec/tokens.py), which are gone from a resolved spec.
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z0-9_-]+)[^{}]*\}")
-_REFERENCE = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*):(?:\$\.|/)([A-Za-z0-9_-]+)")
+# A reference's target and first member wherever one stands in a text: ``group:$.kind``,
+# ``shelf:$['name']``, ``{constants:/colours/...}`` (a target is a whole name: ``xgroup:`` is
+# not ``group:``).
+_REFERENCE = re.compile(
+    r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*):(?:\$\.|\$\[['\"]|/)([A-Za-z0-9_-]+)")
 _SECTIONS = ("documents", "iterations", "rules", "metric", "identities", "applies_to")
 
 
@@ -37,7 +44,7 @@ def placeholder_issues(resolved: ResolvedSpec) -> list[SpecIssue]:
     read = Counter()
     for text, _ in strings:
         read.update(_placeholders(text, iterations))
-        read.update((name, field) for name, field in _REFERENCE.findall(text)
+        read.update((name, field) for name, field in referenced_members(text)
                     if name in iterations)
     constant_fields = {name: _constant_fields(spec, data.get("constants") or {})
                        for name, spec in iterations.items() if isinstance(spec, dict)}
@@ -51,6 +58,12 @@ def placeholder_issues(resolved: ResolvedSpec) -> list[SpecIssue]:
             if issue is not None:
                 issues.append(issue)
     return issues
+
+
+def referenced_members(text: str) -> list[tuple[str, str]]:
+    """(target, first member) of every reference written in ``text``: what a spec reads at
+    run time (``spec diff`` finds the constants a rule reads this way too)."""
+    return _REFERENCE.findall(text)
 
 
 def _judge(name, field, text, mark, fields: set | None, read: Counter) -> SpecIssue | None:

@@ -7,7 +7,8 @@ metric. ``${name.path}`` then substitutes constants everywhere: a string that is
 ``${...}`` becomes the constant's value (any type); inside longer text it is interpolated.
 ``${name.path|pointer}`` and ``${name.path|jsonpath}`` turn a constant holding a dotted key
 (``a.b``) into ``/a/b`` and ``$.a.b``, so a path into a document is written once, as a
-constant, and every rule reading it follows a change of it.
+constant, and every rule reading it follows a change of it. The grammar and the
+substitution are flarespec.spec.tokens' (shared with spec diff and the fixture catalog).
 The result is plain data with stable rule ids: what ``spec show``, ``spec diff`` and the
 receipt's spec digest see; ``rule_status`` says how the spec itself changed each rule.
 """
@@ -21,15 +22,18 @@ from dataclasses import dataclass, field
 
 from flarespec.spec.errors import SpecInvalid, SpecIssue
 from flarespec.spec.load import SpecFile, SpecLibrary
+from flarespec.spec.tokens import (  # noqa: F401  (DOTTED_KEY, PATH_FILTERS: re-exported)
+    DOTTED_KEY,
+    PATH_FILTERS,
+    TokenError,
+    lookup_constant,
+    substitute,
+)
 from flarespec.spec.yamlmarks import MarkedDict, MarkedList, plain
 
-_CONSTANT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)*)(?:\|([A-Za-z_]+))?\}")
-# A dotted key: member names joined by dots, each safe unquoted in a JSONPath and a pointer.
-DOTTED_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-PATH_FILTERS = {
-    "pointer": lambda dotted: "/" + dotted.replace(".", "/"),
-    "jsonpath": lambda dotted: "$." + dotted,
-}
+# the rule a ${...} that cannot be substituted breaks, by TokenError.code
+_TOKEN_CODES = {"syntax": "spec.constant-syntax", "type": "spec.constant-type",
+                "filter": "spec.constant-filter"}
 _BY_NAME = ("constants", "documents", "iterations", "identities")
 # Merge directives of a spec file: they shape the resolved spec but are not part of it.
 _DIRECTIVES = ("extends", "drop_rules", "drop_documents")
@@ -334,18 +338,6 @@ def _check_duplicate_ids(rules, issues: list) -> None:
             seen[rule_id] = index
 
 
-def lookup_constant(constants: dict, dotted: str):
-    value = constants
-    for part in dotted.split("."):
-        if isinstance(value, dict) and part in value:
-            value = value[part]
-        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
-            value = value[int(part)]
-        else:
-            raise KeyError(dotted)
-    return value
-
-
 def _substitute(value, constants: dict, issues: list, mark=None):
     if isinstance(value, dict):
         result = MarkedDict()
@@ -363,41 +355,14 @@ def _substitute(value, constants: dict, issues: list, mark=None):
         return result
     if not isinstance(value, str) or "${" not in value:
         return value
-    whole = _CONSTANT.fullmatch(value)
     try:
-        if whole:
-            return plain(_constant_value(constants, whole))
-
-        def text_of(found):
-            constant = _constant_value(constants, found)
-            if isinstance(constant, (dict, list)):
-                raise TypeError(found.group(1))
-            return str(constant)
-        return _CONSTANT.sub(text_of, value)
+        return plain(substitute(value, lambda dotted: lookup_constant(constants, dotted)))
     except KeyError as missing:
         issues.append(SpecIssue(f"unknown constant ${{{missing.args[0]}}}", mark,
                                 "spec.unknown-constant"))
-    except TypeError as bad:
-        issues.append(SpecIssue(f"constant ${{{bad.args[0]}}} is a structure; only a whole "
-                                f"string may be replaced by it", mark, "spec.constant-type"))
-    except ValueError as bad:
-        issues.append(SpecIssue(str(bad), mark, "spec.constant-filter"))
+    except TokenError as bad:
+        issues.append(SpecIssue(str(bad), mark, _TOKEN_CODES[bad.code]))
     return value
-
-
-def _constant_value(constants: dict, found: re.Match):
-    """The constant a ``${name|filter}`` names, passed through its filter."""
-    name, filter_name = found.group(1), found.group(2)
-    value = lookup_constant(constants, name)
-    if filter_name is None:
-        return value
-    if filter_name not in PATH_FILTERS:
-        raise ValueError(f"unknown filter |{filter_name} in ${{{name}|{filter_name}}}; "
-                         f"known: {', '.join('|' + f for f in PATH_FILTERS)}")
-    if not isinstance(value, str) or not DOTTED_KEY.fullmatch(value):
-        raise ValueError(f"${{{name}|{filter_name}}} needs a dotted key such as 'a.b_c' "
-                         f"(names of letters, digits and _ joined by dots), got {value!r}")
-    return PATH_FILTERS[filter_name](value)
 
 
 # ------------------------------------------------------------------ dropped documents

@@ -1,0 +1,181 @@
+"""The one ``${...}`` grammar (flarespec.spec.tokens), read by spec resolution, spec diff and
+the fixture catalog alike."""
+
+from __future__ import annotations
+
+import pytest
+
+from flarespec.spec import tokens
+from flarespec.spec.tokens import Token, TokenError, lookup_constant, scan, spelled_names, substitute
+
+CONSTANTS = {"name": "shop", "count": 2, "rate": 0.5, "flag": True, "nothing": None,
+             "kinds": ["a", "b"], "field": {"key": "stats.mean", "ttl-s": 3, "bad": "a/b"}}
+
+
+def lookup(dotted):
+    return lookup_constant(CONSTANTS, dotted)
+
+
+@pytest.mark.parametrize("text, found", [
+    ("${name}", [("${name}", "name", None)]),
+    ("a ${kinds.0} b ${field.ttl-s}", [("${kinds.0}", "kinds.0", None),
+                                      ("${field.ttl-s}", "field.ttl-s", None)]),
+    ("${field.key|pointer}", [("${field.key|pointer}", "field.key", "pointer")]),
+    ("no token: $name {name} $ {", []),
+])
+def test_scan_finds_every_token(text, found):
+    assert [(t.text, t.name, t.filter) for t in scan(text)] == found
+
+
+def test_a_token_knows_its_place_and_head():
+    (token,) = scan("x-${field.key}")
+    assert token == Token("${field.key}", "field.key", None, 2, 14)
+    assert token.head == "field"
+
+
+@pytest.mark.parametrize("text, written", [
+    ("${}", "'${}'"),
+    ("a ${a b} c", "'${a b}'"),
+    ("${1x}", "'${1x}'"),
+    ("${a.}", "'${a.}'"),
+    ("${a..b}", "'${a..b}'"),
+    ("${-a}", "'${-a}'"),
+    ("${a|}", "'${a|}'"),
+    ("${a|pointer|jsonpath}", "'${a|pointer|jsonpath}'"),
+    ("${a", "'${a'"),
+])
+def test_a_dollar_brace_that_opens_no_token_is_refused(text, written):
+    with pytest.raises(TokenError) as caught:
+        scan(text)
+    assert caught.value.code == "syntax"
+    assert str(caught.value).startswith(f"{written} is not a constant: write ${{NAME}}")
+    if text == "${a":
+        assert str(caught.value).endswith("the '}' is missing")
+
+
+def test_a_hyphen_belongs_to_members_never_to_the_name():
+    assert substitute("${field.ttl-s}", lookup) == 3
+    with pytest.raises(TokenError, match="is not a constant"):
+        scan("${ttl-s}")
+
+
+@pytest.mark.parametrize("text, value", [
+    ("${count}", 2),                       # a whole token keeps the value's type
+    ("${kinds}", ["a", "b"]),
+    ("${flag}", True),
+    ("${nothing}", None),
+    ("v${count}-${rate}/${name}", "v2-0.5/shop"),
+    ("doc:${field.key|jsonpath}", "doc:$.stats.mean"),
+    ("/g/0${field.key|pointer}", "/g/0/stats/mean"),
+    ("${name}${name}", "shopshop"),
+    ("plain text", "plain text"),
+])
+def test_substitute(text, value):
+    assert substitute(text, lookup) == value
+
+
+@pytest.mark.parametrize("text, code, message", [
+    ("x${kinds}", "type", "constant ${kinds} is a structure; only a whole string may be "
+                          "replaced by it"),
+    ("x${flag}", "type", "constant ${flag} is true, not a string or a number; only a whole "
+                         "string may be replaced by it"),
+    ("x${nothing}", "type", "constant ${nothing} is null, not a string or a number; only a "
+                            "whole string may be replaced by it"),
+    ("${field.key|pointr}", "filter", "unknown filter |pointr in ${field.key|pointr}; known: "
+                                      "|pointer, |jsonpath"),
+    ("${field.bad|jsonpath}", "filter", "${field.bad|jsonpath} needs a dotted key such as "
+                                        "'a.b_c' (names of letters, digits and _ joined by "
+                                        "dots), got 'a/b'"),
+])
+def test_substitute_refuses_what_cannot_be_spelled(text, code, message):
+    with pytest.raises(TokenError) as caught:
+        substitute(text, lookup)
+    assert (caught.value.code, str(caught.value)) == (code, message)
+
+
+def test_an_unknown_name_is_the_lookups_own_error():
+    with pytest.raises(KeyError, match="kinds.2"):
+        substitute("${kinds.2}", lookup)
+
+
+def test_spelled_names_skips_what_is_no_token():
+    assert list(spelled_names("${a.b} ${} ${c|pointer} ${d e}")) == ["a", "c"]
+
+
+def test_the_grammar_is_defined_once():
+    """resolve, diff and the catalog hold no ${...} pattern of their own."""
+    from flarespec.fixtures import catalog
+    from flarespec.spec import diff, resolve
+
+    assert "_CONSTANT" not in vars(resolve)
+    assert resolve.PATH_FILTERS is tokens.PATH_FILTERS and resolve.lookup_constant is lookup_constant
+    assert "_SPELLED" not in vars(diff)
+    assert "PLACEHOLDER" not in vars(catalog)
+
+
+# ------------------------------------------------------------------ in a spec (resolve)
+
+SPEC = """\
+flarespec: 1
+id: toy/tokens
+title: Tokens
+constants:
+  flag: true
+  limits: {ttl-s: 3}
+documents:
+  doc: {loader: json, entry: true}
+rules:
+  - id: toy.a
+    description: A rule.
+    given: "doc:$.a"
+    assert: {equals: EQUALS}
+"""  # the `equals` key stands at line 13, column 14
+
+
+def resolve_issues(tmp_path, equals: str) -> list[tuple]:
+    from flarespec.spec.errors import SpecInvalid
+    from flarespec.spec.load import SpecLibrary
+    from flarespec.spec.resolve import resolve
+
+    (tmp_path / "tokens.yaml").write_text(SPEC.replace("EQUALS", equals))
+    library = SpecLibrary([tmp_path])
+    with pytest.raises(SpecInvalid) as caught:
+        resolve(library.get("toy/tokens"), library)
+    return [(i.mark.line, i.mark.column, i.code, i.message) for i in caught.value.issues]
+
+
+@pytest.mark.parametrize("equals, code, message", [
+    ('"v${}"', "spec.constant-syntax", "'${}' is not a constant: write ${NAME}, "
+                                       "${NAME.member.0} or ${NAME.member|pointer} (NAME: "
+                                       "letters, digits and _, not starting with a digit)"),
+    ('"${limits ttl}"', "spec.constant-syntax", "'${limits ttl}' is not a constant"),
+    ('"on: ${flag}"', "spec.constant-type", "constant ${flag} is true, not a string or a "
+                                            "number; only a whole string may be replaced by it"),
+])
+def test_a_spec_refuses_what_the_grammar_refuses_at_its_key(tmp_path, equals, code, message):
+    ((line, column, found_code, found_message),) = resolve_issues(tmp_path, equals)
+    assert (line, column, found_code) == (13, 14, code)
+    assert found_message.startswith(message)
+
+
+def test_a_hyphenated_member_resolves_in_a_spec(tmp_path):
+    from flarespec.spec.load import SpecLibrary
+    from flarespec.spec.resolve import resolve
+
+    (tmp_path / "tokens.yaml").write_text(SPEC.replace("EQUALS", '"${limits.ttl-s}s"'))
+    library = SpecLibrary([tmp_path])
+    resolved = resolve(library.get("toy/tokens"), library)
+    assert resolved.plain()["rules"][0]["assert"] == {"equals": "3s"}
+
+
+def test_spec_diff_reads_constants_with_the_shared_scanners():
+    from flarespec.spec.diff import _runtime_constants, _spelled_constants
+    from flarespec.spec.placeholders import referenced_members
+
+    rule = {"given": "doc:${field.key|jsonpath}", "assert": {"equals": "${count}-${}"},
+            "args": ["constants:$.colours[*]", "{constants:/sizes/0}", "constants:$['odd']",
+                     "myconstants:$.not_a_constant", "shelf:$.name"]}
+    assert sorted(_spelled_constants(rule)) == ["count", "field"]
+    assert _runtime_constants(rule) == {"colours", "sizes", "odd"}
+    assert referenced_members("shelf:$.name and {item:/kind}") == [("shelf", "name"),
+                                                                   ("item", "kind")]
