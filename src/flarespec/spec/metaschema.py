@@ -109,11 +109,13 @@ SPEC = {
 }
 
 
-def shape_errors(document: dict) -> list[tuple[tuple, str]]:
-    """(path inside the spec, message) for every shape error Cerberus finds."""
+def shape_errors(document: dict, schema: dict = SPEC) -> list[tuple[tuple, str]]:
+    """(path inside the document, message) for every shape error Cerberus finds against
+    ``schema`` (a spec's by default; fixtures/catalog.py declares a catalog's). A field
+    whose rules carry ``meta`` (what it must be: "true or false") is refused in those words."""
     import cerberus
 
-    validator = cerberus.Validator(SPEC)
+    validator = cerberus.Validator(schema)
     if validator.validate(document):
         return []
     found: list[tuple[tuple, str]] = []
@@ -123,15 +125,19 @@ def shape_errors(document: dict) -> list[tuple[tuple, str]]:
             if error.is_group_error:
                 walk(error.child_errors)
             else:
-                found.append((tuple(error.document_path), _say(error)))
+                found.append((tuple(error.document_path), _say(error, schema)))
     walk(validator._errors)
     return found
 
 
-def _say(error) -> str:
+def _say(error, schema: dict) -> str:
     from cerberus import errors as codes
 
     field = error.field
+    must = _rules_at(schema, error.schema_path).get("meta")
+    if must and error.code not in (codes.UNKNOWN_FIELD.code, codes.REQUIRED_FIELD.code,
+                                   codes.EXCLUDES_FIELD.code, codes.DEPENDENCIES_FIELD.code):
+        return f"{'item ' if isinstance(field, int) else ''}{field!r} must be {must}"
     if error.code == codes.UNKNOWN_FIELD.code:
         return f"unknown key {field!r}"
     if error.code == codes.REQUIRED_FIELD.code:
@@ -147,3 +153,11 @@ def _say(error) -> str:
     if error.code == codes.DEPENDENCIES_FIELD.code:
         return f"{field!r} needs {error.constraint!r}"
     return f"{field!r}: {error.rule} {error.constraint!r} violated (value {error.value!r})"
+
+
+def _rules_at(schema: dict, schema_path) -> dict:
+    """The rules of the field an error's ``schema_path`` (ending in the failed rule) names."""
+    rules = schema
+    for step in schema_path[:-1]:
+        rules = rules.get(step, {}) if isinstance(rules, dict) else {}
+    return rules if isinstance(rules, dict) else {}
