@@ -63,8 +63,15 @@ def test_the_written_form(keys, written):
     assert location_keys(written) == keys
 
 
-def test_engine_paths_writes_with_the_same_function():
-    assert paths.child_location is child_location
+@settings(max_examples=200, deadline=None)
+@given(KEYS)
+def test_the_engine_writes_locations_the_same_way(keys):
+    """engine.paths.child_location (the writer of every match's location) is this one's, or
+    writes the same text (while the engine's JSONPath module keeps a copy of it)."""
+    written = "$"
+    for key in keys:
+        written = paths.child_location(written, key)
+    assert written == location_of(keys)
 
 
 @pytest.mark.parametrize("text, message", [
