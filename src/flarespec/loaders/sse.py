@@ -17,8 +17,8 @@ from ._text import UTF8_BOM, decode_utf8
 from .errors import LoadError
 from .limits import (
     MAX_DOCUMENT_BYTES, MAX_SSE_EVENTS, MAX_SSE_RETRY, check_document_size, gc_paused)
-from .strict_json import _decode as _parse_small_json
-from .strict_json import _scan_small_text, load_json_text
+from .strict_json import _decode as _parse_json
+from .strict_json import _scan, load_json_text
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 # What str.splitlines also takes as a line end, and an event stream does not.
@@ -99,7 +99,7 @@ def parse_sse(data: bytes, *, data_json: bool = False, terminator: str | None = 
                                     event["json"] = known[1]
                                 else:
                                     try:
-                                        event["json"] = _parse_small_json(_scan_small_text, data)
+                                        event["json"] = _parse_json(_scan, data)
                                     except Exception:  # noqa: BLE001 - said as it always was:
                                         event["json"] = _parse_event_json(event)  # raises
                             if known is None and short and len(shared) < _SHARED_DATA_ENTRIES:
@@ -186,7 +186,7 @@ def _result(stream: _Stream, bom: bool, pending: str, pending_line: int) -> dict
 
 def _parse_event_json(event: dict) -> object:
     try:
-        return load_json_text(event["data"], small=True)
+        return load_json_text(event["data"])
     except LoadError as exc:
         raise LoadError(
             exc.code, f"event {event['index']} (line {event['line']}): data is not strict JSON: {exc.message}",

@@ -56,22 +56,13 @@ class _FloatOutOfRange(Exception):
 
 
 def _unique_keys_object(pairs: list) -> dict:
-    """An object from its members; a key seen twice raises. Within one parse the parser
-    already shares one string per distinct key (its memo), so a document's keys are not
-    copied per object; ``dict`` builds the object at C speed (a comprehension, a call of
-    its own, cost a third more)."""
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        raise _DuplicateKeySeen
-    return obj
-
-
-def _unique_interned_keys_object(pairs: list) -> dict:
-    """The same, keys interned: for texts parsed one by one in great numbers (each SSE
-    event's data is its own parse), where the parser's memo does not reach from one parse
-    to the next and a stream of similar chunks would repeat the same few keys hundreds of
-    thousands of times. One shared string per distinct key took an R=20 packet's parsed SSE
-    payloads from 36 to 23 MiB."""
+    """An object from its members; a key seen twice raises. Keys are interned: the parser
+    shares one string per distinct key only within one parse (its memo), and every SSE
+    event's data is a parse of its own (so is every file), so a stream of similar chunks
+    would repeat the same few keys hundreds of thousands of times. One shared string per
+    distinct key took an R=20 packet's parsed SSE payloads from 36 to 23 MiB (and building
+    the objects with dict(), uninterned, costs 2.4 MiB more peak RSS for an R=20 pair's
+    documents alone). A loop, not a comprehension: a comprehension is a call of its own."""
     obj = {}
     for key, value in pairs:
         obj[_intern(key)] = value
@@ -96,13 +87,10 @@ def _finite_float(token: str) -> float:
     return value
 
 
-# One decoder for every document (json.loads with hooks would build a new one per call,
-# which dominates the cost of parsing a million small SSE event payloads), and one for the
-# many small texts, which interns keys.
+# One decoder for every document: json.loads with hooks would build a new one per call,
+# which dominates the cost of parsing a million small SSE event payloads.
 _DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys_object, parse_constant=_reject_constant,
                             parse_float=_finite_float)
-_SMALL_TEXTS_DECODER = json.JSONDecoder(object_pairs_hook=_unique_interned_keys_object,
-                                        parse_constant=_reject_constant, parse_float=_finite_float)
 _JSON_BLANKS = " \t\n\r"
 _skip_blanks = json.decoder.WHITESPACE.match
 
@@ -123,8 +111,7 @@ def _decode(scan, text: str) -> object:
     return value
 
 
-_scan_document = _DECODER.scan_once
-_scan_small_text = _SMALL_TEXTS_DECODER.scan_once
+_scan = _DECODER.scan_once
 
 
 @gc_paused
@@ -136,11 +123,10 @@ def load_json(data: bytes, *, limit: int = MAX_DOCUMENT_BYTES) -> object:
     return load_json_text(decode_utf8(data, "JSON text"))
 
 
-def load_json_text(text: str, *, small: bool = False) -> object:
-    """Parse an already decoded JSON text strictly; raises LoadError. ``small``: one of many
-    small texts parsed one by one (keys are interned across them)."""
+def load_json_text(text: str) -> object:
+    """Parse an already decoded JSON text strictly; raises LoadError."""
     try:
-        return _decode(_scan_small_text if small else _scan_document, text)
+        return _decode(_scan, text)
     except _DuplicateKeySeen:
         raise _locate_duplicate_key(text) from None
     except _NonJsonLiteralSeen as exc:
