@@ -142,6 +142,13 @@ def test_deep_equality_keeps_true_apart_from_1():
     assert CompiledJsonPath("$[?@ == $[3]]").values(value) == [{"a": 1.0}]
 
 
+def test_a_bare_current_node_test_is_existence():
+    # RFC 9535: a filter query is true when it selects a node; @ always does (the
+    # jsonpath-rfc9535 oracle reads it as the value's truth and drops '' and 0)
+    assert CompiledJsonPath("$[?@]").values(["", 0, False, None]) == ["", 0, False, None]
+    assert CompiledJsonPath("$[?!@]").values(["", 0]) == []
+
+
 def test_decimal_values_compare_exactly_with_number_literals():
     from decimal import Decimal
 
