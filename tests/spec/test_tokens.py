@@ -179,3 +179,9 @@ def test_spec_diff_reads_constants_with_the_shared_scanners():
     assert _runtime_constants(rule) == {"colours", "sizes", "odd"}
     assert referenced_members("shelf:$.name and {item:/kind}") == [("shelf", "name"),
                                                                    ("item", "kind")]
+
+
+def test_find_tokens_is_scan_without_refusing():
+    text = "${a.b|pointer} ${} ${c}"
+    assert [t.text for t in tokens.find_tokens(text)] == ["${a.b|pointer}", "${c}"]
+    assert list(tokens.find_tokens("${a}-${b.0}")) == scan("${a}-${b.0}")

@@ -69,11 +69,17 @@ def scan(text: str) -> list[Token]:
     return tokens
 
 
-def spelled_names(text: str) -> Iterator[str]:
-    """The first names of the well-formed tokens of ``text`` (a malformed ``${`` is skipped:
-    for readers of text that was already substituted or refused elsewhere)."""
+def find_tokens(text: str) -> Iterator[Token]:
+    """The well-formed tokens of ``text``, a malformed ``${`` skipped: for readers of text
+    that resolution already substituted or refused (spec diff, lint's blame of a message)."""
     for found in _TOKEN.finditer(text):
-        yield found.group(1).split(".", 1)[0]
+        yield Token(found.group(0), found.group(1), found.group(2), found.start(), found.end())
+
+
+def spelled_names(text: str) -> Iterator[str]:
+    """The first names of the well-formed tokens of ``text`` (see ``find_tokens``)."""
+    for token in find_tokens(text):
+        yield token.head
 
 
 def substitute(text: str, lookup: Callable[[str], Any]) -> Any:
