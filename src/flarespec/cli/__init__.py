@@ -31,6 +31,8 @@ LAZY_COMMANDS = {
     "fixture": ("flarespec.cli.fixture_commands:fixture",
                 "Synthetic evidence: complete, valid, deterministic packets (always labelled "
                 "synthetic)."),
+    "path": ("flarespec.cli.path_command:path",
+             "Print what a JSONPath selects from a file, as a spec's rule would see it."),
 }
 
 
@@ -48,6 +50,7 @@ def main():
     Try it:   flarespec demo
     Specs:    flarespec spec list | show | new | lint | test | diff | impact
     Fixtures: flarespec fixture write DIR [--pair]
+    Paths:    flarespec path '$.groups[*].id' FILE.json
     """
 
 

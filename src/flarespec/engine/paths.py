@@ -179,3 +179,94 @@ def compile_pointer(source: str) -> PointerTemplate:
         else:
             segments.append(Segment(compile_template(raw)))
     return PointerTemplate(source, tuple(segments))
+
+
+# --------------------------------------------------------------------------- files
+
+# A file's loader by its extension, for selecting from one file outside a spec (``flarespec
+# path``); a spec always names its documents' loaders.
+LOADER_BY_EXTENSION = {".json": "json", ".sse": "sse", ".prom": "prometheus"}
+
+
+def loader_for(file: str) -> str:
+    """The loader a file's extension names; ValueError when the extension does not say."""
+    import os
+
+    extension = os.path.splitext(file)[1].lower()
+    if extension in LOADER_BY_EXTENSION:
+        return LOADER_BY_EXTENSION[extension]
+    known = ", ".join(f"{ext} ({name})" for ext, name in LOADER_BY_EXTENSION.items())
+    said = f"its extension {extension!r}" if extension else "it has no extension, and"
+    raise ValueError(f"cannot tell how to load {file!r}: {said} names no loader "
+                     f"(known: {known})")
+
+
+def load_file(file: str, loader: str, options: dict | None = None) -> Any:
+    """The file's value as a spec's document with this ``loader`` and ``options`` has it
+    (the same loader, options and size limit); LoadError or ValueError when it does not load."""
+    import os
+
+    from flarespec.loaders import LOADERS, FileStore, document_limit
+
+    options = dict(options or {})
+    if loader not in LOADERS:
+        raise ValueError(f"unknown loader {loader!r}; known: {', '.join(sorted(LOADERS))}")
+    real = os.path.realpath(file)
+    data = FileStore(os.path.dirname(real)).read_bytes(os.path.basename(real),
+                                                      document_limit(options))
+    return LOADERS[loader](data, options)
+
+
+def select_file(selector: str, file: str, loader: str, options: dict | None = None
+                ) -> list[Match]:
+    """What a rule's ``given: "document:SELECTOR"`` selects when the document is ``file``
+    loaded with ``loader``: PathSyntaxError for a refused selector (before the file is read),
+    LoadError or ValueError for a file that does not load."""
+    path = CompiledJsonPath(selector)
+    return path.find(load_file(file, loader, options))
+
+
+def json_text(value: Any, indent: str = "  ") -> str:
+    """``value`` as indented JSON text, without recursion (values nest thousands deep).
+    Numbers are written exactly: an int in full, a float as Python's shortest repr, a
+    Decimal (the Prometheus loader's exact values) as the decimal it holds; JSON has no NaN
+    or infinity, so those are written as the strings "NaN", "+Inf" and "-Inf"."""
+    import json
+    from decimal import Decimal
+
+    out: list[str] = []
+    pending: list = [(value, 0, False)]  # (item, level, is literal text)
+    while pending:
+        item, level, literal = pending.pop()
+        if literal:
+            out.append(item)
+        elif isinstance(item, (list, dict)) and item:
+            is_dict = isinstance(item, dict)
+            inner = "\n" + indent * (level + 1)
+            pending.append(("\n" + indent * level + ("}" if is_dict else "]"), 0, True))
+            entries = list(item.items()) if is_dict else list(enumerate(item))
+            for position in range(len(entries) - 1, -1, -1):
+                key, child = entries[position]
+                pending.append((child, level + 1, False))
+                head = ("," if position else "") + inner
+                if is_dict:
+                    head += json.dumps(str(key), ensure_ascii=False) + ": "
+                pending.append((head, 0, True))
+            pending.append(("{" if is_dict else "[", 0, True))
+        elif isinstance(item, (list, dict)):
+            out.append("{}" if isinstance(item, dict) else "[]")
+        elif item is None or isinstance(item, bool):
+            out.append("null" if item is None else "true" if item else "false")
+        elif isinstance(item, int):
+            out.append(int.__repr__(item))
+        elif isinstance(item, (float, Decimal)):
+            if item != item:
+                out.append('"NaN"')
+            elif item in (float("inf"), float("-inf")):
+                out.append('"+Inf"' if item > 0 else '"-Inf"')
+            else:
+                out.append(float.__repr__(item) if isinstance(item, float) else str(item))
+        else:
+            out.append(json.dumps(item if isinstance(item, str) else str(item),
+                                  ensure_ascii=False))
+    return "".join(out)

@@ -1,0 +1,89 @@
+"""``flarespec path``: what a JSONPath selects from one file, as a spec's rule sees it."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+EXIT_REFUSED = 2
+LOADERS = ("json", "sse", "prometheus", "text")
+
+
+def _option(_ctx, _param, values: tuple) -> dict:
+    """``-o KEY=VALUE`` pairs as loader options; a value is read as JSON when it is JSON
+    (``data_json=true``, ``max_mib=8``), else kept as text (``terminator=END``)."""
+    import json
+
+    options = {}
+    for pair in values:
+        key, equals, text = pair.partition("=")
+        if not equals or not key:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--option")
+        try:
+            options[key] = json.loads(text)
+        except ValueError:
+            options[key] = text
+    return options
+
+
+@click.command("path")
+@click.argument("query", metavar="QUERY")
+@click.argument("file", metavar="FILE", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--as", "loader", type=click.Choice(LOADERS), default=None,
+              help="The loader, as a spec's documents name it (default: from FILE's "
+                   "extension: .json json, .sse sse, .prom prometheus).")
+@click.option("--option", "-o", "options", multiple=True, callback=_option,
+              metavar="KEY=VALUE",
+              help="A loader option, as in a spec's documents `options:` (repeatable), "
+                   "e.g. -o data_json=true -o terminator=END for sse.")
+@click.option("--locations", is_flag=True,
+              help='Print [{"location": ..., "value": ...}] instead of the values alone.')
+def path(query, file, loader, options, locations):
+    """Print what a JSONPath selects from a file, as a spec's rule would see it.
+
+    QUERY is the selector of a rule's `given: "document:QUERY"` (flarespec's JSONPath, RFC
+    9535's; docs/spec-language.md, "Path language"). FILE is read as a spec's document
+    with that loader and those options would be, and the selected values are printed as
+    one JSON array on stdout, in the order the rule visits them. `$` prints the whole
+    document as the spec sees it.
+
+    \b
+    flarespec path '$.orders[?@.status == "open"].id' orders.json
+    flarespec path '$.events[*].json.text' stream.sse -o data_json=true -o terminator=END
+    flarespec path --locations '$..status' report.json
+
+    Numbers are printed exactly (a Prometheus sample 0.1 prints 0.1); JSON has no NaN or
+    infinity: those print as the strings "NaN", "+Inf", "-Inf". Exit 0 when the query
+    compiled and the file loaded (even when nothing is selected: []); 2 when the query is
+    refused (the message a spec's lint gives) or the file does not load.
+    """
+    from flarespec.engine.paths import (
+        PathSyntaxError,
+        json_text,
+        loader_for,
+        select_file,
+    )
+    from flarespec.loaders import LoadError
+
+    try:
+        if loader is None:
+            loader = loader_for(file)
+        found = select_file(query, file, loader, options)
+    except PathSyntaxError as refused:
+        _fail(f"{refused} [spec.path-syntax]")
+    except LoadError as problem:
+        _fail(f"{file}: {problem}")
+    except (ValueError, OSError) as problem:
+        _fail(f"{file}: {problem}" if not str(problem).startswith("cannot tell")
+              else f"{problem}; name it with --as {'|'.join(LOADERS)}")
+    if locations:
+        shown = [{"location": match.location, "value": match.value} for match in found]
+    else:
+        shown = [match.value for match in found]
+    click.echo(json_text(shown))
+
+
+def _fail(message: str):
+    click.echo(f"flarespec: {message}", err=True)
+    sys.exit(EXIT_REFUSED)
