@@ -136,3 +136,49 @@ def test_the_floor_splits_prometheus_text_by_hand(monkeypatch):
             'b 0.5 1700000000000\n\nc{x="1"} +Inf\n')
     assert prometheus_samples(text) == [("a_total", {"route": "/v1", "code": "200"}, 48.0),
                                         ("b", {}, 0.5), ("c", {"x": "1"}, float("inf"))]
+
+
+def load_identity_module(monkeypatch):
+    path = RUN.parent / "receipts_identity.py"
+    spec = importlib.util.spec_from_file_location("receipts_identity", path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_receipts_identity_compares_bytes_after_the_spec_directory_and_hook_digests(
+        tmp_path, monkeypatch):
+    """Only the spec files' directory and the hook modules' digests are normalised: any
+    other byte, or the exit code, is a difference."""
+    identity = load_identity_module(monkeypatch)
+
+    def receipt(specs: str, hook: str, message: str = "m", resolved: str = "r") -> dict:
+        return {"violations": [{"rule": "x", "message": message}],
+                "validator": {"specs": [{"resolved_sha256": resolved,
+                                         "files": [{"path": f"{specs}/flare/a.yaml"}]}],
+                              "hooks": [{"module": "flarespec.hooks.flare", "sha256": hook}]}}
+
+    cases = {  # name: (baseline receipt, current receipt, baseline exit, current exit)
+        "same": (receipt("/b/specs", "1" * 64), receipt("/c/specs", "1" * 64), 0, 0),
+        "hook": (receipt("/b/specs", "1" * 64), receipt("/c/specs", "2" * 64), 2, 2),
+        "message": (receipt("/b/specs", "1" * 64), receipt("/c/specs", "1" * 64, "n"), 2, 2),
+        "spec": (receipt("/b/specs", "1" * 64), receipt("/c/specs", "1" * 64, resolved="s"), 0, 0),
+        "exit": (receipt("/b/specs", "1" * 64), receipt("/c/specs", "1" * 64), 0, 2),
+    }
+    jobs = [{"name": name} for name in cases]
+    for side, index, exit_index in (("baseline", 0, 2), ("current", 1, 3)):
+        (tmp_path / side).mkdir()
+        for number, case in enumerate(cases.values()):
+            (tmp_path / side / f"{number}.json").write_text(json.dumps(case[index], indent=2))
+        (tmp_path / side / "codes.json").write_text(
+            json.dumps({str(n): case[exit_index] for n, case in enumerate(cases.values())}))
+    changed: set = set()
+    found = identity.compare(jobs, tmp_path / "baseline", tmp_path / "current", "/b/specs",
+                             "/c/specs", changed)
+    assert [line.split(":")[0] for line in found] == ["message", "spec", "exit"]
+    assert "only the validator identity differs" in found[1] and "exit 0" in found[2]
+    assert changed == {"flarespec.hooks.flare"}
+    strict = identity.compare(jobs, tmp_path / "baseline", tmp_path / "current", "/b/specs",
+                              "/c/specs", set(), strict_hooks=True)
+    assert [line.split(":")[0] for line in strict] == ["hook", "message", "spec", "exit"]
