@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from flarespec.engine.access import Accessor
 from flarespec.engine.hooks import HOOKS
 from flarespec.engine.kinds import Failure
 from flarespec.engine.values import strict_equal
@@ -170,6 +171,7 @@ class Evaluation:
         self._paths: dict[tuple, str | None] = {}
         self._scopes: dict[str, list[dict]] = {}
         self._static: dict[int, bool] = {}
+        self._accessors: dict[int, Accessor] = {}
         self._by_path: dict[str, _Loaded] = {}  # loaded documents, for line numbers
         self._emitted = 0  # violations emitted so far, kept or only counted
         # requires: the binding keys where a required rule failed or could not run
@@ -179,7 +181,7 @@ class Evaluation:
                        if rule.for_each else 0 for rule in spec.rules}
         # the iterations each document instance depends on, outermost first (looked up per
         # reference, so once here rather than per binding)
-        self._document_chains = {name: spec.iterations[document.each].chain if document.each
+        self.document_chains = {name: spec.iterations[document.each].chain if document.each
                                  else () for name, document in spec.documents.items()}
         self._leaves = set(spec.iterations) - {it.parent for it in spec.iterations.values()} \
             - {document.each for document in spec.documents.values()}
@@ -213,6 +215,7 @@ class Evaluation:
             self._compute_metric()
         self._scopes.clear()  # bindings refer back to this evaluation: free them now
         self._planner = None  # so do the plans' closures
+        self._accessors.clear()  # and the accessors
         self._siblings.clear()
         self._parsed_ahead.clear()
         return self.report
@@ -225,7 +228,7 @@ class Evaluation:
 
     # ------------------------------------------------------------------ documents
     def _instance_key(self, name: str, scope: dict) -> tuple:
-        chain = self._document_chains[name]
+        chain = self.document_chains[name]
         if not chain:
             return (name,)
         return (name, *[scope[it].index for it in chain])
@@ -241,7 +244,7 @@ class Evaluation:
             if document.entry:
                 path = self.entry_name
             elif document.path is not None:
-                path = document.path.render(self._filler(scope))
+                path = document.path.render(self.filler(scope))
             else:
                 matches, _ = self.resolve(document.path_from, scope)
                 if len(matches) != 1:
@@ -405,50 +408,21 @@ class Evaluation:
             return None
 
     # ------------------------------------------------------------------ selections
+    def accessor(self, ref: Ref) -> Accessor:
+        """The reference's one accessor for this evaluation (engine/access.py), compiled
+        when first asked for. Keyed by identity: references live as long as the spec."""
+        accessor = self._accessors.get(id(ref))
+        if accessor is None:
+            accessor = self._accessors[id(ref)] = Accessor(self, ref)
+        return accessor
+
     def resolve(self, ref: Ref, scope: dict) -> tuple[list[Match], str | None]:
-        if ref.pinned:
-            scope = self.pin(scope, ref.pinned)
-        target = ref.target
-        if target == "constants":
-            value, base, file = self.spec.constants, "$", None
-        elif target in scope:
-            binding = scope[target]
-            value, base, file = binding.value, binding.match, binding.file
-            if ref.metadata:
-                return [Match(getattr(binding, ref.metadata), "@" + ref.metadata)], file
-        else:
-            loaded = self.document(target, scope)
-            value, base, file = loaded.value, "$", loaded.path
-            if ref.metadata:
-                meta = {"path": loaded.path,
-                        "sha256": lambda: self.digest(loaded.path),
-                        "size": lambda: self.store.size(loaded.path)}[ref.metadata]
-                return [Match(meta() if callable(meta) else meta, "@" + ref.metadata)], file
-        if ref.jsonpath is not None:
-            return ref.jsonpath.find(value, base), file
-        return ref.pointer.find(value, self._filler(scope), base), file
+        return self.accessor(ref).matches(scope)
 
     def values(self, ref: Ref, scope: dict) -> list:
         """The values ``resolve`` would select, without matches or locations (what a
         passing check and an argument need)."""
-        if ref.pinned:
-            scope = self.pin(scope, ref.pinned)
-        target = ref.target
-        if target == "constants":
-            value = self.spec.constants
-        elif target in scope:
-            binding = scope[target]
-            if ref.metadata:
-                return [getattr(binding, ref.metadata)]
-            value = binding.match.value
-        elif ref.metadata:
-            return [match.value for match in self.resolve(ref, scope)[0]]
-        else:
-            value = self.document(target, scope).value
-        if ref.jsonpath is not None:
-            return ref.jsonpath.values(value)
-        pointer = ref.pointer
-        return pointer.values(value, self._filler(scope) if pointer.dynamic else None)
+        return self.accessor(ref).values(scope)
 
     def _file_of(self, ref: Ref, scope: dict) -> str | None:
         try:
@@ -456,7 +430,7 @@ class Evaluation:
         except Unavailable:
             return None
 
-    def _filler(self, scope: dict):
+    def filler(self, scope: dict):
         def fill(placeholder: str):
             if ":" in placeholder:
                 matches, _ = self.resolve(_placeholder_ref(placeholder), scope)
@@ -547,7 +521,7 @@ class Evaluation:
         template = self.spec.iterations[binding.name].label
         if template is not None:
             try:
-                return str(template.render(self._filler({**binding.parent,
+                return str(template.render(self.filler({**binding.parent,
                                                           binding.name: binding})))
             except (KeyError, Unresolvable, Unavailable):  # unfillable: the default label
                 pass
@@ -604,7 +578,7 @@ class Evaluation:
 
     # ------------------------------------------------------------------ arguments
     def materialize(self, arg, scope: dict):
-        if self._is_static(arg):
+        if self.is_static(arg):
             return arg
         if isinstance(arg, ArgRef):
             found = self.values(arg.ref, scope)
@@ -618,22 +592,22 @@ class Evaluation:
         if isinstance(arg, Condition):
             return self.holds(arg, scope)
         if isinstance(arg, ArgTemplate):
-            return arg.template.render(self._filler(scope))
+            return arg.template.render(self.filler(scope))
         if isinstance(arg, dict):
             return {key: self.materialize(value, scope) for key, value in arg.items()}
         if isinstance(arg, list):
             return [self.materialize(value, scope) for value in arg]
         return arg
 
-    def _is_static(self, arg) -> bool:
+    def is_static(self, arg) -> bool:
         known = self._static.get(id(arg))
         if known is None:
             if isinstance(arg, (ArgRef, ArgTemplate, Condition)):
                 known = False
             elif isinstance(arg, dict):
-                known = all(self._is_static(v) for v in arg.values())
+                known = all(self.is_static(v) for v in arg.values())
             elif isinstance(arg, list):
-                known = all(self._is_static(v) for v in arg)
+                known = all(self.is_static(v) for v in arg)
             else:
                 known = True
             if isinstance(arg, (dict, list)):
@@ -691,9 +665,9 @@ class Evaluation:
             values = self._elements(iteration, parent, self.values)
             if values is None or rule.requires and self._required_failed(rule, parent):
                 continue  # no elements, or all skipped: their cause is already reported
-            element, matches = self._planner.element(parent), None
+            element, matches = self._planner.element(parent, iteration.name), None
             for index, value in enumerate(values):
-                element.index, element.value = index, value
+                element.move(index, value)
                 try:
                     if plan(element) is True:
                         continue
@@ -866,7 +840,7 @@ class Evaluation:
         scope = self._pinned(ref, scope)
         binding = scope.get(ref.target)
         location = binding.location if binding is not None else "$"
-        fill = self._filler(scope)
+        fill = self.filler(scope)
         for segment in ref.pointer.segments:
             if segment.filter_value is not None:
                 return None
@@ -900,7 +874,7 @@ class Evaluation:
             scope = self._pinned(ref, scope)
         except (Unresolvable, Unavailable):
             pass
-        return shown_ref(ref, self._filler(scope))
+        return shown_ref(ref, self.filler(scope))
 
     def _message(self, rule, scope, failure: Failure, file, location, line, origin) -> str:
         if rule.message is None:
@@ -920,7 +894,7 @@ class Evaluation:
                     return shown(value)
                 return "?" if value is None else str(value)  # file, location, line, detail
             try:
-                value = self._filler(scope)(placeholder)
+                value = self.filler(scope)(placeholder)
             except (KeyError, Unavailable, Unresolvable):
                 return "{" + placeholder + "}"
             return value if isinstance(value, str) else shown(value)
@@ -944,7 +918,7 @@ class Evaluation:
                 if metric.when is not None and not self.holds(metric.when, scope):
                     continue
                 matches, _ = self.resolve(metric.given, scope)
-                label = metric.label.render(self._filler(scope)) if metric.label else \
+                label = metric.label.render(self.filler(scope)) if metric.label else \
                     self._label(scope)
                 samples.append((label, [m.value for m in matches]))
             if not samples:

@@ -1,0 +1,106 @@
+"""Access: one compiled accessor per reference, used by every caller.
+
+A reference (``engine/refs.py``) names a target (the spec's constants, an iteration's
+bound element, a document, or their metadata) and a selector (a JSONPath or a pointer
+template). Its ``Accessor`` decides once, for one evaluation, how to reach the target: a
+*root* function ``scope -> (value, base, file)`` chosen by the kind of target. Then:
+
+* ``values(scope)``: the selected values alone (a passing check, an argument, a
+  condition, an iteration's elements: no location is built);
+* ``matches(scope)``: the selected places with their locations, and the file they lie in
+  (the reporting path, iterations, hooks).
+
+Both start from the same root and walk the one selector (``CompiledJsonPath.values/find``
+or ``PointerTemplate.values/find``, which share their walker). A rule's plan, a condition,
+an argument, an iteration and a hook all ask the same accessor (``Evaluation.accessor``),
+so a reference cannot mean two things depending on who reads it.
+
+A *scope* is a mapping of iteration name -> binding (``scopes.Binding`` or the element
+plan's cursor, which has the same ``match``, ``index`` and ``file``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from flarespec.engine.paths import Match
+
+Root = Callable[[dict], tuple[Any, Any, "str | None"]]
+
+
+class Accessor:
+    __slots__ = ("ref", "metadata", "_root", "_evaluation", "_pinned", "_jsonpath", "_pointer")
+
+    def __init__(self, evaluation, ref):
+        self.ref = ref
+        self.metadata = ref.metadata
+        self._evaluation = evaluation
+        self._pinned = ref.pinned
+        self._jsonpath = ref.jsonpath
+        self._pointer = ref.pointer
+        self._root = self._metadata_root() if ref.metadata else self._value_root()
+
+    # ------------------------------------------------------------------ reading
+    def values(self, scope: dict) -> list:
+        """The values the reference selects here, in document order."""
+        if self._pinned:
+            scope = self._evaluation.pin(scope, self._pinned)
+        value, _, _ = self._root(scope)
+        if self.metadata:
+            return [value]
+        if self._jsonpath is not None:
+            return self._jsonpath.values(value)
+        pointer = self._pointer
+        return pointer.values(value, self._evaluation.filler(scope) if pointer.dynamic else None)
+
+    def matches(self, scope: dict) -> tuple[list[Match], str | None]:
+        """The places the reference selects here, and the file they lie in (None for
+        constants)."""
+        if self._pinned:
+            scope = self._evaluation.pin(scope, self._pinned)
+        value, base, file = self._root(scope)
+        if self.metadata:
+            return [Match(value, base)], file
+        if self._jsonpath is not None:
+            return self._jsonpath.find(value, base), file
+        return self._pointer.find(value, self._evaluation.filler(scope), base), file
+
+    # ------------------------------------------------------------------ roots
+    def _value_root(self) -> Root:
+        evaluation, target = self._evaluation, self.ref.target
+        if target == "constants":
+            constants = evaluation.spec.constants
+            return lambda scope: (constants, "$", None)
+        document = evaluation.document
+        if target in evaluation.spec.iterations:
+            def from_binding(scope: dict):
+                binding = scope.get(target)
+                if binding is None:  # not bound here: as a document name, which it is not
+                    loaded = document(target, scope)
+                    return loaded.value, "$", loaded.path
+                match = binding.match
+                return match.value, match, binding.file
+            return from_binding
+
+        def from_document(scope: dict):
+            loaded = document(target, scope)
+            return loaded.value, "$", loaded.path
+        return from_document
+
+    def _metadata_root(self) -> Root:
+        """(the metadata value, ``@name``, file): a binding's ``index``/``label``, a
+        document's ``path``/``sha256``/``size``."""
+        evaluation, target, name = self._evaluation, self.ref.target, self.ref.metadata
+        base = "@" + name
+
+        def metadata(scope: dict):
+            binding = scope.get(target)
+            if binding is not None:
+                return getattr(binding, name), base, binding.file
+            loaded = evaluation.document(target, scope)
+            if name == "path":
+                return loaded.path, base, loaded.path
+            if name == "sha256":
+                return evaluation.digest(loaded.path), base, loaded.path
+            return evaluation.store.size(loaded.path), base, loaded.path
+        return metadata
