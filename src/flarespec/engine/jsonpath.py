@@ -662,8 +662,9 @@ class _Parser:
         self.at = 1
         segments = self.segments(self.ends)
         if self.at < len(self.source):
-            if self.source[self.at:].strip() == "":
+            if self.source[self.at:].strip(_WHITESPACE) == "":
                 self.fail("a JSONPath has no whitespace at its end")
+            self.blank()
             self.unexpected()
         return segments
 
