@@ -348,6 +348,9 @@ def parse_options(argv: list[str] | None) -> argparse.Namespace:
                         help="The baseline revision (default: %(default)s).")
     parser.add_argument("--base-dir", type=Path, metavar="DIR",
                         help="Where its tree is exported (default: $TMPDIR/flarespec-base-<commit>).")
+    parser.add_argument("--current-src", type=Path, metavar="DIR",
+                        help="Compare this source directory's code instead of the working tree "
+                             "(e.g. the output of --prepare REV, or a copy with some files changed).")
     parser.add_argument("--repetitions", type=int, nargs="*", default=DEFAULT_REPETITIONS,
                         metavar="R", help="The R pairs (default: 1 5 20 100; none: no pairs).")
     parser.add_argument("--no-catalog", action="store_true", help="Leave the catalog cases out.")
@@ -375,12 +378,15 @@ def main(argv: list[str] | None = None) -> None:
         print(prepare(options.prepare, options.base_dir))
         return
     base_src = prepare(options.base, options.base_dir)
-    base_code, current_code = code_description(base_src), code_description(None)
-    if Path(current_code["package"]).resolve() != (REPOSITORY / "src" / "flarespec").resolve():
+    current_src = options.current_src
+    base_code, current_code = code_description(base_src), code_description(current_src)
+    if current_src is None and \
+            Path(current_code["package"]).resolve() != (REPOSITORY / "src" / "flarespec").resolve():
         fail(f"this interpreter imports flarespec from {current_code['package']}, not from "
              f"{REPOSITORY / 'src'}: activate this checkout's environment")
     print(f"baseline {commit_of(options.base)[:12]}: {base_code['package']}")
-    print(f"current (working tree): {current_code['package']}")
+    print(f"current ({'working tree' if current_src is None else current_src}): "
+          f"{current_code['package']}")
     if options.keep and options.keep.exists() and any(options.keep.iterdir()):
         fail(f"--keep {options.keep}: not empty")
     held = (contextlib.nullcontext(str(options.keep)) if options.keep
@@ -390,9 +396,9 @@ def main(argv: list[str] | None = None) -> None:
         scratch.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         jobs = build(scratch, options.repetitions, not options.no_catalog,
-                     base_src if options.build_with == "base" else None)
+                     base_src if options.build_with == "base" else current_src)
         print(f"built {len(jobs)} runs in {time.perf_counter() - started:.0f} s")
-        for label, src in (("baseline", base_src), ("current", None)):
+        for label, src in (("baseline", base_src), ("current", current_src)):
             started = time.perf_counter()
             run_jobs(jobs, scratch / label, src)
             print(f"ran the {label} code in {time.perf_counter() - started:.0f} s", flush=True)
