@@ -1,0 +1,126 @@
+"""Arguments: references read through their accessors, placeholders filled, arguments materialized.
+
+Part of ``Evaluation`` (engine/evaluate.py). Every reference is read through its one
+``Accessor`` (engine/access.py); a placeholder (``{item.id}``, ``{doc:$.x}``) is filled from
+the scope; an argument's ``{ref}``, ``{template}`` and conditions are materialized per
+binding, a static argument once.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from flarespec.engine.access import Accessor
+from flarespec.engine.paths import Match
+from flarespec.engine.problems import ArgumentUnresolved, Unavailable, Unresolvable
+from flarespec.engine.refs import ArgRef, ArgTemplate, Condition, Ref, compile_ref
+
+
+@lru_cache(maxsize=None)
+def placeholder_ref(text: str) -> Ref:
+    return compile_ref(text)
+
+
+def dotted_member(value: Any, parts: list[str]) -> tuple[bool, Any]:
+    """(found, value) of a dotted placeholder's member: ``a.0.b`` (a digit indexes a list)."""
+    for part in parts:
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isascii() and part.isdigit() \
+                and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return False, None
+    return True, value
+
+
+class Arguments:
+    """The references and arguments of one evaluation (a mixin of ``Evaluation``)."""
+
+    def accessor(self, ref: Ref) -> Accessor:
+        """The reference's one accessor for this evaluation (engine/access.py), compiled
+        when first asked for. Keyed by identity: references live as long as the spec."""
+        accessor = self._accessors.get(id(ref))
+        if accessor is None:
+            accessor = self._accessors[id(ref)] = Accessor(self, ref)
+        return accessor
+
+    def resolve(self, ref: Ref, scope: dict) -> tuple[list[Match], str | None]:
+        return self.accessor(ref).matches(scope)
+
+    def values(self, ref: Ref, scope: dict) -> list:
+        """The values ``resolve`` would select, without matches or locations (what a
+        passing check and an argument need)."""
+        return self.accessor(ref).values(scope)
+
+    def _file_of(self, ref: Ref, scope: dict) -> str | None:
+        try:
+            return self.resolve(ref, scope)[1]
+        except Unavailable:
+            return None
+
+    def filler(self, scope: dict):
+        def fill(placeholder: str):
+            if ":" in placeholder:
+                matches, _ = self.resolve(placeholder_ref(placeholder), scope)
+                if len(matches) != 1:
+                    raise Unresolvable(f"{{{placeholder}}} matched {len(matches)} places, "
+                                       f"expected exactly one")
+                return matches[0].value
+            return self._binding_value(placeholder, scope)
+        return fill
+
+    def _binding_value(self, text: str, scope: dict):
+        name, _, meta = text.partition("@")
+        parts = name.split(".")
+        binding = scope.get(parts[0])
+        if binding is None:
+            raise KeyError(text)
+        if meta == "index":
+            return binding.index
+        if meta in ("label", "location"):
+            return getattr(binding, meta)
+        if meta:
+            raise KeyError(text)
+        found, value = dotted_member(binding.value, parts[1:])
+        if not found:
+            raise Unresolvable(f"{{{text}}} has no value here")
+        return value
+
+    def materialize(self, arg, scope: dict):
+        if self.is_static(arg):
+            return arg
+        if isinstance(arg, ArgRef):
+            found = self.values(arg.ref, scope)
+            if arg.all:
+                return found
+            if len(found) == 1:
+                return found[0]
+            if not found and arg.has_default:
+                return arg.default
+            raise ArgumentUnresolved(arg.ref, len(found))
+        if isinstance(arg, Condition):
+            return self.holds(arg, scope)
+        if isinstance(arg, ArgTemplate):
+            return arg.template.render(self.filler(scope))
+        if isinstance(arg, dict):
+            return {key: self.materialize(value, scope) for key, value in arg.items()}
+        if isinstance(arg, list):
+            return [self.materialize(value, scope) for value in arg]
+        return arg
+
+    def is_static(self, arg) -> bool:
+        known = self._static.get(id(arg))
+        if known is None:
+            if isinstance(arg, (ArgRef, ArgTemplate, Condition)):
+                known = False
+            elif isinstance(arg, dict):
+                known = all(self.is_static(v) for v in arg.values())
+            elif isinstance(arg, list):
+                known = all(self.is_static(v) for v in arg)
+            else:
+                known = True
+            if isinstance(arg, (dict, list)):
+                self._static[id(arg)] = known
+        return known

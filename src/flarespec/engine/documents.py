@@ -1,0 +1,225 @@
+"""Documents: the files a spec names, found, read once, parsed, shape-checked and hashed.
+
+Part of ``Evaluation`` (engine/evaluate.py), which holds the state: the documents are
+loaded lazily, once per binding they depend on, from a confined file store. A document
+that cannot be loaded (or does not have its declared shape) is one violation; the checks
+that need it raise ``Unavailable`` and are skipped for that binding instead of cascading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from flarespec.engine.problems import INTERNAL_ERROR, Unavailable, Unresolvable
+from flarespec.loaders import LOADERS, load_bytes_head
+from flarespec.loaders.errors import LoadError
+from flarespec.loaders.files import FileStore
+from flarespec.loaders.limits import document_limit
+
+
+# loaders that do not read their file whole: it is hashed by a streamed read instead
+_NOT_READ_WHOLE = ("bytes", "directory")
+
+
+@dataclass
+class Loaded:
+    value: Any
+    path: str | None
+    failed: bool = False
+    loader: str | None = None
+
+
+def _matched(found: int) -> str:
+    return "matched nothing" if not found else \
+        f"matched {found} places, expected exactly one"
+
+
+class Documents:
+    """The documents of one evaluation (a mixin of ``Evaluation``)."""
+
+    @property
+    def store(self) -> FileStore:
+        if self._store is None:
+            self._store = FileStore(self.root)
+        return self._store
+
+    def _instance_key(self, name: str, scope: dict) -> tuple:
+        chain = self.document_chains[name]
+        if not chain:
+            return (name,)
+        return (name, *[scope[it].index for it in chain])
+
+    def _path_of(self, name: str, scope: dict) -> str | None:
+        key = self._instance_key(name, scope)
+        if key in self._paths:
+            return self._paths[key]
+        scope = self._own_scope(name, scope)
+        document = self.spec.documents[name]
+        path = None
+        try:
+            if document.entry:
+                path = self.entry_name
+            elif document.path is not None:
+                path = document.path.render(self.filler(scope))
+            else:
+                matches, _ = self.resolve(document.path_from, scope)
+                if len(matches) != 1:
+                    ref_text = self._shown_ref(document.path_from, scope)
+                    self._violation(f"{document.rule_prefix}.path-unresolved", "error",
+                                    f"no path for document {name!r}: {ref_text} "
+                                    f"{_matched(len(matches))}", None, ref_text,
+                                    scope=scope)
+                elif not isinstance(matches[0].value, str):
+                    self._violation(f"{document.rule_prefix}.path-not-string", "error",
+                                    f"the path of document {name!r} is not a string",
+                                    self._file_of(document.path_from, scope),
+                                    matches[0].location, actual=matches[0].value,
+                                    scope=scope)
+                else:
+                    path = matches[0].value
+        except Unavailable:
+            path = None
+        except Unresolvable as problem:
+            self._violation(f"{document.rule_prefix}.path-unresolved", "error",
+                            f"no path for document {name!r}: {problem}", None, None,
+                            scope=scope)
+            path = None
+        self._paths[key] = path
+        if path is not None and document.loader not in _NOT_READ_WHOLE:
+            self._whole_paths.setdefault(path, document)
+        return path
+
+    def document(self, name: str, scope: dict) -> Loaded:
+        key = self._instance_key(name, scope)
+        loaded = self._documents.get(key)
+        if loaded is None:
+            loaded = self._documents[key] = self._load(name, scope)
+        if loaded.failed:
+            raise Unavailable(name)
+        return loaded
+
+    def _own_scope(self, name: str, scope: dict) -> dict:
+        """The bindings a document instance depends on (not those of the rule that asked)."""
+        each = self.spec.documents[name].each
+        chain = self.spec.iterations[each].chain if each else ()
+        return {key: scope[key] for key in chain}
+
+    def _load(self, name: str, scope: dict) -> Loaded:
+        document = self.spec.documents[name]
+        scope = self._own_scope(name, scope)
+        path = self._path_of(name, scope)
+        if path is None:
+            return Loaded(None, None, failed=True)
+        try:
+            if document.loader == "directory":
+                self.store.resolve(path, kind="dir")
+                return Loaded({}, path)
+            if document.loader == "bytes":
+                head = int(document.options.get("head_bytes", 64))
+                return Loaded(load_bytes_head(self.store, path, head), path)
+            loaded = Loaded(self._parsed(document, path), path, loader=document.loader)
+            self._by_path.setdefault(path, loaded)
+            if document.shape is not None and self._check_shapes \
+                    and not self._has_shape(document, loaded, scope):
+                loaded.failed = True  # as a failed load: the rules needing it are skipped
+            return loaded
+        except LoadError as error:
+            location = ", ".join(part for part in (
+                f"line {error.line}" if error.line else None, error.location) if part) or None
+            self._violation(f"{document.rule_prefix}.{error.code}", "error",
+                            error.message, path, location,
+                            scope=scope, line=error.line or None)
+        except OSError as error:
+            self._violation(f"{document.rule_prefix}.unreadable", "error",
+                            f"cannot read ({error.strerror or error})", path, None,
+                            scope=scope)
+        return Loaded(None, path, failed=True)
+
+    def _has_shape(self, document, loaded: Loaded, scope: dict) -> bool:
+        """Check a loaded document against its declared shape (engine/shapes.py); report
+        every problem under the shape's rule. False when the shape does not hold."""
+        rule = document.shape.rule
+        try:
+            problems = document.shape.problems(loaded.value)
+        except Exception as bug:  # a checker bug must reject, never pass
+            self._violation(INTERNAL_ERROR, "error", f"internal error checking the shape of "
+                            f"{document.name!r}: {type(bug).__name__}: {bug}", loaded.path,
+                            None, scope=scope)
+            return False
+        for problem in problems:
+            if self._keeps(rule, "error"):
+                location = problem.location
+                self._add(rule, "error", problem.message, loaded.path, location, scope=scope,
+                          expected=problem.expected, actual=problem.actual,
+                          line=self._line_of(loaded.path, location))
+        return not problems
+
+    def _parsed(self, document, path: str):
+        """The document's value: parsed now, or when its file was read early for a digest
+        (then whatever the loader raised is raised now, where the document is loaded, so
+        violations keep their order)."""
+        ahead = self._parsed_ahead.get(path)
+        if ahead is not None and ahead[0] is document:
+            del self._parsed_ahead[path]
+            if isinstance(ahead[1], Exception):
+                raise ahead[1]
+            return ahead[1]
+        self._read.add(path)
+        return LOADERS[document.loader](
+            self.store.read_bytes(path, document_limit(document.options)), document.options)
+
+    def _load_all_documents(self) -> None:
+        """Touch every document instance so that none escapes unchecked and all are hashed."""
+        for name, document in self.spec.documents.items():
+            for scope in self.scopes(document.each) if document.each else [{}]:
+                try:
+                    loaded = self.document(name, scope)
+                except Unavailable:
+                    continue
+                if loaded.path and document.loader != "directory":
+                    digest = self.digest(loaded.path)
+                    if digest:
+                        self.report.files[loaded.path] = digest
+
+    def document_paths(self, names, *, complete: bool = False) -> set[str]:
+        """The paths of every instance of the named documents that can be found. With
+        ``complete``, raises Unavailable when an iteration they depend on could not be
+        walked (a document it runs over failed, already reported): the set would lack the
+        instances of the missing elements, and a check that every entry names one of them
+        would report their entries as extra. Without it, the paths that are known."""
+        paths = set()
+        for name in names:
+            each = self.spec.documents[name].each
+            for scope in self.scopes(each) if each else [{}]:
+                path = self._path_of(name, scope)
+                if path is not None:
+                    paths.add(path)
+            if complete and each and \
+                    self._incomplete.intersection(self.spec.iterations[each].chain):
+                raise Unavailable(name)
+        return paths
+
+    def digest(self, path: str) -> str | None:
+        """The file's SHA-256, or None when it cannot be read. A file that a document will
+        parse, asked for before that document is loaded (a manifest of digests is checked
+        first), is read whole and parsed here, and the outcome kept for the document: every
+        file is read once and hashed from the bytes that are parsed. Parsed, not kept as
+        bytes: the documents stay loaded for the whole run anyway, so the peak is the same,
+        where raw bytes waiting for their loader would add the packet's size to it. A
+        file that cannot be read whole gets the streamed hash, as a file no document
+        parses does, and its document reports the problem where it always did."""
+        document = self._whole_paths.get(path)
+        if document is not None and path not in self._read:
+            self._read.add(path)
+            try:
+                outcome = LOADERS[document.loader](
+                    self.store.read_bytes(path, document_limit(document.options)),
+                    document.options)
+            except Exception as problem:  # raised again where the document is loaded
+                outcome = problem
+            self._parsed_ahead[path] = (document, outcome)
+        try:
+            return self.store.sha256(path)
+        except (LoadError, OSError):
+            return None

@@ -1,0 +1,23 @@
+"""What keeps a check from running: the engine's internal outcomes, and the rule ids of
+its own violations."""
+
+from __future__ import annotations
+
+from flarespec.engine.refs import Ref
+
+INTERNAL_ERROR = "engine.internal-error"
+METRIC_UNAVAILABLE = "metric.unavailable"
+
+
+class Unavailable(Exception):
+    """Something this check needs failed to load; that failure is already reported."""
+
+
+class Unresolvable(ValueError):
+    """A placeholder or pinned binding has no value here: a violation, never a silent skip."""
+
+
+class ArgumentUnresolved(Exception):
+    def __init__(self, ref: Ref, found: int):
+        super().__init__(ref)
+        self.ref, self.found = ref, found

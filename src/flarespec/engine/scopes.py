@@ -1,0 +1,169 @@
+"""Scopes: the bindings rules run over, one per element of an iteration.
+
+Part of ``Evaluation`` (engine/evaluate.py). A scope maps iteration name -> ``Binding``;
+the scopes of an iteration are made under each scope of its parent. Leaf iterations make
+theirs afresh per rule (never kept); ``pin`` picks a sibling by position.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator
+
+from flarespec.engine.paths import Match
+from flarespec.engine.problems import Unavailable, Unresolvable
+
+
+class Binding:
+    """One element of an iteration. Its label is rendered only when first asked for (by a
+    violation, mostly): most bindings pass, and a million rendered labels cost seconds.
+    Nothing is allocated per binding for that: it keeps its parent's scope (never its own,
+    which holds it: a reference cycle per binding would leave every discarded binding to the
+    cyclic garbage collector) and the shared renderer."""
+
+    __slots__ = ("name", "match", "index", "file", "parent", "_label", "_render")
+
+    def __init__(self, name: str, match: Match, index: int, file: str | None, parent: dict,
+                 render):
+        self.name, self.match, self.index, self.file = name, match, index, file
+        self.parent, self._label, self._render = parent, None, render
+
+    @property
+    def label(self) -> str:
+        if self._label is None:
+            self._label = ""  # a label template naming its own label sees "", as it always did
+            self._label = self._render(self)
+        return self._label
+
+    @property
+    def value(self) -> Any:
+        return self.match.value
+
+    @property
+    def location(self) -> str:
+        return self.match.location
+
+
+class Scopes:
+    """The iterations' bindings of one evaluation (a mixin of ``Evaluation``)."""
+
+    def scopes(self, name: str) -> list[dict]:
+        cached = self._scopes.get(name)
+        if cached is None:
+            iteration = self.spec.iterations[name]
+            parents = self.scopes(iteration.parent) if iteration.parent else [{}]
+            cached = []
+            for parent in parents:
+                cached.extend(self._children(iteration, parent))
+            self._scopes[name] = cached
+        return cached
+
+    def _rule_scopes(self, name: str) -> Iterable[dict]:
+        """The bindings a rule runs over. Those of a leaf iteration (no child iteration, no
+        per-binding document) are made afresh for each rule and never kept: a stream of a
+        million events would otherwise hold a million scopes per such iteration."""
+        if name not in self._leaves:
+            return self.scopes(name)
+        iteration = self.spec.iterations[name]
+        parents = self.scopes(iteration.parent) if iteration.parent else [{}]
+        return (scope for parent in parents for scope in self._each_child(iteration, parent))
+
+    def _children(self, iteration, parent: dict) -> list[dict]:
+        return list(self._each_child(iteration, parent))
+
+    def _each_child(self, iteration, parent: dict) -> Iterator[dict]:
+        found = self._elements(iteration, parent)
+        if found is None:
+            return
+        matches, file = found
+        for index, match in enumerate(matches):
+            yield self._child(iteration, parent, index, match, file)
+
+    def _child(self, iteration, parent: dict, index: int, match: Match, file) -> dict:
+        scope = dict(parent)
+        scope[iteration.name] = Binding(iteration.name, match, index, file, parent,
+                                        self._render_label)
+        return scope
+
+    def _elements(self, iteration, parent: dict, select=None):
+        """The (matches, file) an iteration runs over under ``parent`` (or, with ``select =
+        self.values``, their values alone), or None when they cannot be found (reported
+        once, however often it is iterated)."""
+        try:
+            return (select or self.resolve)(iteration.over, parent)
+        except Unavailable:
+            self._incomplete.add(iteration.name)
+            return None
+        except Unresolvable as problem:
+            self._incomplete.add(iteration.name)
+            reported = (iteration.name, self._key(parent))
+            if reported not in self._unresolved:
+                self._unresolved.add(reported)
+                ref_text = self._shown_ref(iteration.over, parent)
+                self._violation(f"iteration.{iteration.name}.unresolved", "error",
+                                f"cannot iterate {iteration.name} over {ref_text}: {problem}",
+                                None, ref_text, scope=parent)
+            return None
+
+    def _render_label(self, binding: Binding) -> str:
+        template = self.spec.iterations[binding.name].label
+        if template is not None:
+            try:
+                return str(template.render(self.filler({**binding.parent,
+                                                          binding.name: binding})))
+            except (KeyError, Unresolvable, Unavailable):  # unfillable: the default label
+                pass
+        return self._default_label(binding.match)
+
+    @staticmethod
+    def _default_label(match: Match) -> str:
+        value = match.value
+        if isinstance(value, dict) and isinstance(value.get("id"), str):
+            return value["id"]
+        if isinstance(value, dict) and isinstance(value.get("name"), str):
+            return value["name"]
+        return match.location
+
+    def pin(self, scope: dict, pinned: dict) -> dict:
+        """The scope with some iterations pinned to one element: ``at: {phase: 1}`` picks by
+        position, ``at: {group: previous}`` (or ``next``) the sibling of the bound element."""
+        for name, index in pinned.items():
+            iteration = self.spec.iterations[name]
+            ancestors = iteration.chain[:-1]
+            if any(ancestor not in scope for ancestor in ancestors):
+                raise Unresolvable(f"{name} cannot be pinned here: its parent is not bound")
+            siblings = self._siblings_of(iteration, {a: scope[a] for a in ancestors})
+            if index in ("previous", "next"):
+                if name not in scope:
+                    raise Unresolvable(f"{name} is not bound, so it has no {index} element")
+                index = scope[name].index + (1 if index == "next" else -1)
+            if not (isinstance(index, int) and 0 <= index < len(siblings)):
+                raise Unresolvable(f"{name} has no element {index!r} here "
+                                   f"({len(siblings)} elements)")
+            # keep unrelated bindings; drop the pinned iteration's old descendants
+            kept = {key: binding for key, binding in scope.items()
+                    if name not in self.spec.iterations[key].chain}
+            scope = {**kept, **siblings[index]}
+        return scope
+
+    def _siblings_of(self, iteration, parent: dict) -> list[dict]:
+        """The elements of ``iteration`` under ``parent``, made once per parent: a rule
+        pinned to ``previous`` asks for them once per element, which would otherwise
+        rebuild the list each time (quadratic). Keyed by the parent bindings' identity;
+        the entry keeps them alive so an id is never reused while cached."""
+        bindings = tuple(parent.values())
+        key = (iteration.name, *map(id, bindings))
+        cached = self._siblings.get(key)
+        if cached is None:
+            cached = self._siblings[key] = (bindings, self._children(iteration, parent))
+        return cached[1]
+
+    @staticmethod
+    def _label(scope: dict) -> str | None:
+        if not scope:
+            return None
+        return " / ".join(binding.label for binding in scope.values())
+
+    @staticmethod
+    def _key(scope: dict) -> tuple:
+        """A binding's position: the indices of its iterations, outermost first."""
+        return tuple(binding.index for binding in scope.values())
