@@ -366,19 +366,22 @@ def _children(value):
 
 
 def _descendants(value) -> list:
-    """The value and everything under it, each before its descendants, arrays in order."""
+    """The value and every array and object under it, each before its descendants, arrays
+    in order: the nodes a descendant segment applies its selectors to (a string, number,
+    boolean or null has no children, so no selector selects anything from it)."""
     found, pending = [], [value]
     while pending:
         value = pending.pop()
         found.append(value)
-        if isinstance(value, list):
-            pending.extend(reversed(value))
-        elif isinstance(value, dict):
-            pending.extend(reversed(list(value.values())))
+        children = value if isinstance(value, list) else value.values() \
+            if isinstance(value, dict) else ()
+        pending.extend(child for child in reversed(list(children))
+                       if isinstance(child, (list, dict)))
     return found
 
 
 def _descendant_matches(match: Match) -> list:
+    """``_descendants`` as matches."""
     found, pending = [], [match]
     while pending:
         match = pending.pop()
@@ -386,9 +389,11 @@ def _descendant_matches(match: Match) -> list:
         value = match.value
         if isinstance(value, list):
             pending.extend(match.child(value[index], index)
-                           for index in range(len(value) - 1, -1, -1))
+                           for index in range(len(value) - 1, -1, -1)
+                           if isinstance(value[index], (list, dict)))
         elif isinstance(value, dict):
-            pending.extend(match.child(item, key) for key, item in reversed(value.items()))
+            pending.extend(match.child(item, key) for key, item in reversed(value.items())
+                           if isinstance(item, (list, dict)))
     return found
 
 
