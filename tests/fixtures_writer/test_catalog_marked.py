@@ -95,7 +95,8 @@ def test_every_problem_is_reported_at_once(tmp_path):
     ("  first: \"${kinds.0}\"\n", "  first: {kind: x}\n", 3,
      "names.first: must be a string, a mapping with a 'format' string or a select", "catalog.shape"),
     ("  first: \"${kinds.0}\"\n", "  first-name: \"${kinds.0}\"\n", 3,
-     "'first-name': 'first-name' does not match ^[A-Za-z_][A-Za-z0-9_]*$", "catalog.shape"),
+     "'first-name' must be a name: letters, digits and _, not starting with a digit",
+     "catalog.shape"),
 ])
 def test_what_the_schema_cannot_say_is_refused_at_its_place(tmp_path, old, new, line, message,
                                                            code):
