@@ -45,3 +45,19 @@ def test_every_room_is_in_the_table():
     rooms = {path.name for path in SOURCE.iterdir()
              if path.is_dir() and (path / "__init__.py").exists()}
     assert rooms == set(MAY_IMPORT)
+
+
+TEST_ONLY = {"jsonpath_ng", "jsonpath_rfc9535", "prometheus_client", "hypothesis", "pytest"}
+
+
+def test_run_time_code_imports_no_test_only_library():
+    """The spec's JSONPath is flarespec's own (engine/jsonpath.py); the libraries it is
+    checked against are test-only (pyproject's `test` extra)."""
+    offending = set()
+    for path in sorted(SOURCE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            offending.update(f"{path.relative_to(SOURCE)} imports {name}" for name in names
+                             if name.split(".")[0] in TEST_ONLY)
+    assert not offending, sorted(offending)

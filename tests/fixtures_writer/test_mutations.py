@@ -87,7 +87,7 @@ def test_set_json_changes_only_the_selected_value(root):
 
 
 def test_set_json_filters_quoted_keys_and_multiple_matches(root):
-    run(root, "set_json", file="run/measurements.json", path="$.groups[?kind=='ttft-512'].failed", value=True)
+    run(root, "set_json", file="run/measurements.json", path="$.groups[?@.kind=='ttft-512'].failed", value=True)
     flags = {g["kind"]: g["failed"] for g in load(root, "run/measurements.json")["groups"]}
     assert flags.pop("ttft-512") is True and not any(flags.values())
     run(root, "set_json", file="packet.json", path=f"$.files['{SSE}']", value="0" * 64)
@@ -102,7 +102,7 @@ def test_set_json_creates_a_missing_final_member_but_not_parents(root):
     with pytest.raises(MutationError, match="matched nothing"):
         run(root, "set_json", file=OBS, path="$.analyis.http_prefill_tokens_per_second", value=1.5)
     with pytest.raises(MutationError, match="matched nothing"):
-        run(root, "set_json", file="run/measurements.json", path="$.groups[?kind=='nope'].failed", value=True)
+        run(root, "set_json", file="run/measurements.json", path="$.groups[?@.kind=='nope'].failed", value=True)
 
 
 def test_delete_json_members_and_list_items(root):

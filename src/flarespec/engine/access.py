@@ -29,7 +29,8 @@ Root = Callable[[dict], tuple[Any, Any, "str | None"]]
 
 
 class Accessor:
-    __slots__ = ("ref", "metadata", "_root", "_evaluation", "_pinned", "_jsonpath", "_pointer")
+    __slots__ = ("ref", "metadata", "values", "_root", "_evaluation", "_pinned", "_jsonpath",
+                 "_pointer")
 
     def __init__(self, evaluation, ref):
         self.ref = ref
@@ -39,10 +40,53 @@ class Accessor:
         self._jsonpath = ref.jsonpath
         self._pointer = ref.pointer
         self._root = self._metadata_root() if ref.metadata else self._value_root()
+        self.values = self._values()
 
     # ------------------------------------------------------------------ reading
-    def values(self, scope: dict) -> list:
-        """The values the reference selects here, in document order."""
+    def _values(self) -> Callable[[dict], list]:
+        """``values(scope)``: the values the reference selects here, in document order.
+        The common forms (an unpinned JSONPath, or a pointer whose placeholders are bound
+        indices, over a document, a binding or the constants) are one closure each; any
+        other goes through the root and the general filler."""
+        select = None if self.metadata else self._selector()
+        root, target = self._root, self.ref.target
+        if self._pinned or select is None:
+            return self._general_values
+        if target == "constants":
+            constants = self._evaluation.spec.constants
+            return lambda scope: select(constants, scope)
+        if target in self._evaluation.spec.iterations:
+            def from_binding(scope: dict) -> list:
+                binding = scope.get(target)
+                if binding is None:
+                    return select(root(scope)[0], scope)
+                return select(binding.match.value, scope)
+            return from_binding
+        document = self._evaluation.document
+        return lambda scope: select(document(target, scope).value, scope)
+
+    def _selector(self) -> Callable[[Any, dict], list] | None:
+        """``(value, scope) -> selected values`` for a JSONPath, or a pointer whose every
+        placeholder is a bound element's index (``{item@index}``: read straight from the
+        binding, as the general filler reads it); None for any other pointer."""
+        if self._jsonpath is not None:
+            values = self._jsonpath.values
+            return lambda value, scope: values(value)
+        pointer = self._pointer
+        if not pointer.dynamic:
+            return lambda value, scope: pointer.values(value, None)
+        bound = {}
+        for placeholder in pointer.placeholders:
+            name, _, meta = placeholder.partition("@")
+            if meta != "index" or not name.isidentifier():
+                return None
+            bound[placeholder] = name
+
+        def by_index(value, scope: dict) -> list:
+            return pointer.values(value, lambda placeholder: scope[bound[placeholder]].index)
+        return by_index
+
+    def _general_values(self, scope: dict) -> list:
         if self._pinned:
             scope = self._evaluation.pin(scope, self._pinned)
         value, _, _ = self._root(scope)
@@ -50,8 +94,7 @@ class Accessor:
             return [value]
         if self._jsonpath is not None:
             return self._jsonpath.values(value)
-        pointer = self._pointer
-        return pointer.values(value, self._evaluation.filler(scope) if pointer.dynamic else None)
+        return self._pointer.values(value, self._evaluation.filler(scope))
 
     def matches(self, scope: dict) -> tuple[list[Match], str | None]:
         """The places the reference selects here, and the file they lie in (None for

@@ -36,6 +36,8 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from flarespec.loaders.locations import child_location, location_of  # noqa: F401 (re-exported)
+
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # fullmatch: "a\n" is no identifier
 INDEX = re.compile(r"-?[0-9]+")  # ASCII digits only: int() would also read "١" or "０"
 
@@ -61,7 +63,7 @@ class Match:
     @property
     def location(self) -> str:
         if self._keys:
-            self._base, self._keys = _join(self._base, self._keys), ()
+            self._base, self._keys = location_of(self._keys, self._base), ()
         return self._base
 
     def child(self, value: Any, key) -> "Match":
@@ -75,19 +77,6 @@ class Match:
         return f"Match({self.value!r}, {self.location!r})"
 
 
-def child_location(base: str, key: Any) -> str:
-    if isinstance(key, int):
-        return f"{base}[{key}]"
-    if _IDENTIFIER.fullmatch(key):
-        return f"{base}.{key}"
-    escaped = key.replace("\\", "\\\\").replace("'", "\\'")
-    return f"{base}['{escaped}']"
-
-
-def _join(base: str, keys) -> str:
-    for key in keys:
-        base = child_location(base, key)
-    return base
 
 
 # --------------------------------------------------------------------------- the tree

@@ -88,8 +88,9 @@ class Kind:
 
     def holds(self, ctx, subject, arg) -> bool:
         """The verdict on one subject: the kind's function yields no failure."""
-        at = EVERYWHERE if self.collective else HERE
-        return next(iter(self.function(ctx, subject, arg, at)), None) is None
+        for _ in self.function(ctx, subject, arg, EVERYWHERE if self.collective else HERE):
+            return False
+        return True
 
     def holds_for(self, ctx, values: list, arg) -> bool:
         """The verdict on a selection's values: the whole list for a collective kind, each
@@ -97,8 +98,10 @@ class Kind:
         if self.collective:
             return self.holds(ctx, values, arg)
         function = self.function
-        return all(next(iter(function(ctx, value, arg, HERE)), None) is None
-                   for value in values)
+        for value in values:
+            for _ in function(ctx, value, arg, HERE):
+                return False
+        return True
 
     def holds_alone(self, ctx, value, arg) -> bool:
         """One value on its own, as ``not`` and ``count``'s ``where`` apply a kind: a

@@ -103,6 +103,7 @@ class PointerTemplate:
     segments: tuple[Segment, ...]
     # True when some segment has a placeholder, i.e. ``fill`` is ever called
     dynamic: bool = field(init=False, compare=False, repr=False)
+    _keys: tuple = field(init=False, compare=False, repr=False)
 
     @property
     def placeholders(self) -> tuple[str, ...]:
@@ -115,6 +116,9 @@ class PointerTemplate:
 
     def __post_init__(self):
         object.__setattr__(self, "dynamic", bool(self.placeholders))
+        # per key segment, worked out once: (literal text, its index when it reads as one,
+        # the one placeholder it consists of); a filter segment or a mixed template is None
+        object.__setattr__(self, "_keys", tuple(_key_step(segment) for segment in self.segments))
 
     def find(self, value: Any, fill: Callable[[str], Any] | None, base: "str | Match" = "$"
              ) -> list[Match]:
@@ -130,38 +134,68 @@ class PointerTemplate:
 
     def _walk(self, value: Any, fill, keys: list | None) -> Any:
         """The value at the pointer (``_MISSING`` when nothing is there); the keys walked
-        are appended to ``keys`` unless it is None."""
-        for segment in self.segments:
-            if segment.filter_value is not None:
-                field_name = segment.key.render(fill)
-                wanted = segment.filter_value.render(fill)
-                if not isinstance(value, list):
-                    return _MISSING
-                for step, item in enumerate(value):
-                    if isinstance(item, dict) and item.get(field_name) == wanted:
-                        value = item
-                        break
-                else:
-                    return _MISSING
+        are appended to ``keys`` unless it is None. A placeholder that fills in an integer
+        (``{item@index}``) indexes a list as that integer and names an object's member by
+        its decimal text, exactly as the rendered text would."""
+        for segment, known in zip(self.segments, self._keys):
+            if known is None:
+                if segment.filter_value is not None:
+                    value, step = _filtered(value, segment, fill)
+                    if value is _MISSING:
+                        return _MISSING
+                    if keys is not None:
+                        keys.append(step)
+                    continue
+                text, number = segment.key.render(fill), None
             else:
-                step = segment.key.render(fill)
-                if isinstance(value, dict):
-                    if step not in value:
-                        return _MISSING
-                    value = value[step]
-                elif isinstance(value, list):
-                    if not INDEX.fullmatch(step):
-                        return _MISSING
-                    index = int(step)
-                    if not -len(value) <= index < len(value):
-                        return _MISSING
-                    step = index % len(value)
-                    value = value[step]
-                else:
+                text, number, single = known
+                if single is not None:
+                    filled = fill(single)
+                    if type(filled) is int:
+                        text, number = str(filled), filled
+                    else:
+                        text = str(filled)
+            if type(value) is dict or isinstance(value, dict):
+                if text not in value:
                     return _MISSING
+                value, step = value[text], text
+            elif isinstance(value, list):
+                if number is None:
+                    if not INDEX.fullmatch(text):
+                        return _MISSING
+                    number = int(text)
+                if not -len(value) <= number < len(value):
+                    return _MISSING
+                step = number % len(value)
+                value = value[step]
+            else:
+                return _MISSING
             if keys is not None:
                 keys.append(step)
         return value
+
+
+def _key_step(segment: Segment) -> tuple | None:
+    if segment.filter_value is not None:
+        return None
+    template = segment.key
+    if template.literal is not None:
+        literal = template.literal
+        return literal, int(literal) if INDEX.fullmatch(literal) else None, None
+    if template.single is not None:
+        return None, None, template.single
+    return None
+
+
+def _filtered(value: Any, segment: Segment, fill) -> tuple[Any, int | None]:
+    """A ``[field=value]`` segment: the first object of a list whose field is the text."""
+    field_name = segment.key.render(fill)
+    wanted = segment.filter_value.render(fill)
+    if isinstance(value, list):
+        for step, item in enumerate(value):
+            if isinstance(item, dict) and item.get(field_name) == wanted:
+                return item, step
+    return _MISSING, None
 
 
 _MISSING = object()

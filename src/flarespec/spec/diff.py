@@ -819,20 +819,19 @@ def _put_constants(value, constants: dict):
 
 
 def _select_constants(selector: str, constants: dict, every: bool):
+    """What a ``constants:`` reference without placeholders selects, read by the engine's
+    own walkers (the spec's JSONPath or pointer); LookupError when it cannot be read."""
     if "{" in selector:
         raise LookupError(selector)
-    if selector.startswith("$"):
-        from jsonpath_ng.ext import parse
+    from flarespec.engine.paths import PathSyntaxError
+    from flarespec.engine.refs import compile_ref
 
-        found = [match.value for match in parse(selector).find(constants)]
-    else:
-        from flarespec.spec.resolve import lookup_constant
-
-        parts = [p.replace("~1", "/").replace("~0", "~") for p in selector.strip("/").split("/")]
-        try:
-            found = [lookup_constant(constants, ".".join(parts))]
-        except KeyError as missing:
-            raise LookupError(selector) from missing
+    try:
+        ref = compile_ref("constants:" + selector)
+    except PathSyntaxError as problem:
+        raise LookupError(selector) from problem
+    found = ref.jsonpath.values(constants) if ref.jsonpath is not None else \
+        ref.pointer.values(constants, None) if ref.pointer is not None else []
     if every:
         return found
     if len(found) != 1:
