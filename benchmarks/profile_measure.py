@@ -38,6 +38,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SPEC_ID = "flare/bce032c0"
+CHAIN_SHARE = 0.6
 
 
 def room_of(function: tuple) -> str | None:
@@ -124,10 +125,14 @@ def report(profile: Path, top: int) -> str:
     for room, seconds in found.items():
         if room != "total":
             lines.append(f"  {room:<36} {seconds:7.3f} s  {100 * seconds / found['total']:5.1f}%")
-    for key, title in (("cumulative", "cumulative"), ("tottime", "own time")):
+    for key, title in (("cumulative", f"cumulative (below {CHAIN_SHARE:.0%} of the total: "
+                                      f"the chain main ... Evaluation._apply left out)"),
+                       ("tottime", "own time")):
         lines.append(f"top {top} by {title}:")
         ordered = sorted(stats.stats.items(), key=lambda item: item[1][3 if key == "cumulative" else 2],
                          reverse=True)
+        if key == "cumulative":  # not the chain of calls every run goes through (main ... _apply)
+            ordered = [item for item in ordered if item[1][3] < CHAIN_SHARE * stats.total_tt]
         for function, (_, calls, own, cumulative, _) in ordered[:top]:
             lines.append(f"  {cumulative:7.3f} cum {own:7.3f} own {calls:>9} calls  "
                          f"[{room_of(function) or '-':<7}] {shown(function)}")
@@ -143,6 +148,8 @@ def timed_child(packet: str, peer: str, out: str, result: str) -> None:
     clock = time.process_time
     spent = {"loading": 0.0, "shapes": 0.0, "receipt": 0.0, "evaluation": 0.0}
     first = []
+    by_rule: dict[str, float] = {}  # rule id -> its own time (loading and shapes taken out)
+    inside = []  # the rule being applied, if any
 
     def counted(room, function):
         def wrapper(*args, **kwargs):
@@ -153,6 +160,21 @@ def timed_child(packet: str, peer: str, out: str, result: str) -> None:
                 return function(*args, **kwargs)
             finally:
                 spent[room] += clock() - start
+        return wrapper
+
+    def per_rule(function):
+        def wrapper(evaluation, rule, *args, **kwargs):
+            if inside:  # nested: counted in the outer rule
+                return function(evaluation, rule, *args, **kwargs)
+            rule_id = getattr(rule, "id", str(rule))
+            inside.append(rule_id)
+            start, taken = clock(), spent["loading"] + spent["shapes"]
+            try:
+                return function(evaluation, rule, *args, **kwargs)
+            finally:
+                inside.pop()
+                own = clock() - start - (spent["loading"] + spent["shapes"] - taken)
+                by_rule[rule_id] = by_rule.get(rule_id, 0.0) + own
         return wrapper
 
     import flarespec.loaders as loaders
@@ -166,6 +188,8 @@ def timed_child(packet: str, peer: str, out: str, result: str) -> None:
         setattr(FileStore, method, counted("loading", getattr(FileStore, method)))
     Evaluation._has_shape = counted("shapes", Evaluation._has_shape)
     Evaluation.run = counted("evaluation", Evaluation.run)
+    if hasattr(Evaluation, "_apply"):  # one rule over all its bindings
+        Evaluation._apply = per_rule(Evaluation._apply)
     for name in ("measure_receipt", "write_atomically", "refuse_inputs"):
         if hasattr(receipts, name):
             setattr(receipts, name, counted("receipt", getattr(receipts, name)))
@@ -179,10 +203,11 @@ def timed_child(packet: str, peer: str, out: str, result: str) -> None:
             sys.exit(2)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     total = usage.ru_utime + usage.ru_stime
-    Path(result).write_text(json.dumps({**spent, "total": total, "start": first[0] if first else 0.0}))
+    Path(result).write_text(json.dumps({**spent, "total": total, "start": first[0] if first else 0.0,
+                                        "rules": by_rule}))
 
 
-def timed_report(result: dict) -> str:
+def timed_report(result: dict, top: int = 15) -> str:
     rules = result["evaluation"] - result["loading"] - result["shapes"]
     rest = result["total"] - result["evaluation"] - result["receipt"]
     rows = [("loading (read, hash, parse)", result["loading"]), ("shapes", result["shapes"]),
@@ -192,6 +217,15 @@ def timed_report(result: dict) -> str:
              f"(start-up before the first packet: {result['start']:.2f} s)"]
     lines += [f"  {name:<44} {seconds:6.3f} s  {100 * seconds / result['total']:5.1f}%"
               for name, seconds in rows]
+    rules_timed = sorted(result.get("rules", {}).items(), key=lambda item: -item[1])
+    if rules_timed:
+        lines.append(f"the rules' own CPU (both packets; loading and shapes inside a rule taken "
+                     f"out), top {top} of {len(rules_timed)}:")
+        lines += [f"  {seconds:6.3f} s  {100 * seconds / result['total']:5.1f}%  {rule}"
+                  for rule, seconds in rules_timed[:top]]
+        rest = sum(seconds for _, seconds in rules_timed[top:])
+        lines.append(f"  {rest:6.3f} s  {100 * rest / result['total']:5.1f}%  the other "
+                     f"{max(0, len(rules_timed) - top)} rules")
     return "\n".join(lines)
 
 
@@ -263,8 +297,11 @@ def main() -> None:
             if ran.returncode:
                 sys.exit(2)
             timed.append(json.loads(result.read_text()))
-        medians = {key: statistics.median(run[key] for run in timed) for key in timed[0]}
-        print(timed_report(medians))
+        medians = {key: statistics.median(run[key] for run in timed)
+                   for key in timed[0] if key != "rules"}
+        medians["rules"] = {rule: statistics.median(run["rules"].get(rule, 0.0) for run in timed)
+                            for rule in timed[0]["rules"]}
+        print(timed_report(medians, options.top))
         print(report(profile, options.top))
 
 
