@@ -25,6 +25,7 @@ other kind the engine reports an empty selection as a violation.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -640,56 +641,56 @@ def not_(ctx, value, arg, at) -> Iterator[Failure]:
                       value)
 
 
-def _not_a_manifest(value, at: str) -> Failure:
-    return Failure(f"is {json_type(value)}, expected an object (path -> digest)",
-                   "object", json_type(value), at)
+def _each_manifest(check):
+    """A manifest kind's function from its check of one manifest object (path -> digest)
+    and its location: every selected value that is not an object fails as such."""
+    @functools.wraps(check)
+    def function(ctx, values: list, arg, at) -> Iterator[Failure]:
+        for index, value in enumerate(values):
+            if isinstance(value, dict):
+                yield from check(ctx, value, arg, at[index])
+            else:
+                yield Failure(f"is {json_type(value)}, expected an object (path -> digest)",
+                              "object", json_type(value), at[index])
+    return function
 
 
 @assertion("manifest_lists_all", collective=True, context=True, check=_document_names,
            diff=d.whole(lambda o, n: d.sets(o, n, more_is_looser=False,
                                             what="required entries")))
-def manifest_lists_all(ctx, values: list, arg, at) -> Iterator[Failure]:
+@_each_manifest
+def manifest_lists_all(ctx, manifest: dict, arg, at: str) -> Iterator[Failure]:
     """An object (path -> digest) has a key for every file of the named documents."""
-    for index, value in enumerate(values):
-        if not isinstance(value, dict):
-            yield _not_a_manifest(value, at[index])
-            continue
-        for path in sorted(ctx.document_paths(arg) - set(value)):
-            yield Failure(f"no entry for {path}", path, None, at[index])
+    for path in sorted(ctx.document_paths(arg) - set(manifest)):
+        yield Failure(f"no entry for {path}", path, None, at)
 
 
 @assertion("manifest_lists_only", collective=True, context=True, check=_document_names,
            diff=d.whole(lambda o, n: d.sets(o, n, more_is_looser=True,
                                             what="allowed entries")))
-def manifest_lists_only(ctx, values: list, arg, at) -> Iterator[Failure]:
+@_each_manifest
+def manifest_lists_only(ctx, manifest: dict, arg, at: str) -> Iterator[Failure]:
     """An object (path -> digest) has no key other than the files of the named documents."""
-    for index, value in enumerate(values):
-        if not isinstance(value, dict):
-            yield _not_a_manifest(value, at[index])
-            continue
-        paths = ctx.document_paths(arg, complete=True)  # "extra" needs every path
-        for key in value:
-            if key not in paths:
-                yield Failure(f"entry {key} names no referenced file", None, key,
-                              child_location(at[index], key))
+    paths = ctx.document_paths(arg, complete=True)  # "extra" needs every path
+    for key in manifest:
+        if key not in paths:
+            yield Failure(f"entry {key} names no referenced file", None, key,
+                          child_location(at, key))
 
 
 @assertion("manifest_digests", collective=True, context=True, check=_document_names,
            diff=d.whole(lambda o, n: d.sets(o, n, more_is_looser=False,
                                             what="checked digests")))
-def manifest_digests(ctx, values: list, arg, at) -> Iterator[Failure]:
+@_each_manifest
+def manifest_digests(ctx, manifest: dict, arg, at: str) -> Iterator[Failure]:
     """Each entry (path -> SHA-256) of a referenced file equals the digest of the file's bytes."""
-    for index, value in enumerate(values):
-        if not isinstance(value, dict):
-            yield _not_a_manifest(value, at[index])
-            continue
-        paths = ctx.document_paths(arg)
-        for key, declared in value.items():
-            if key in paths:
-                hashed = ctx.digest(key)
-                if hashed is not None and declared != hashed:
-                    # actual = what the packet declares (the value at the location);
-                    # expected = what the file's bytes hash to. The message says both.
-                    yield Failure(f"digest of {key} differs from the file's bytes: declared "
-                                  f"{shown(declared)}, the bytes hash to {shown(hashed)}",
-                                  hashed, declared, child_location(at[index], key))
+    paths = ctx.document_paths(arg)
+    for key, declared in manifest.items():
+        if key in paths:
+            hashed = ctx.digest(key)
+            if hashed is not None and declared != hashed:
+                # actual = what the packet declares (the value at the location);
+                # expected = what the file's bytes hash to. The message says both.
+                yield Failure(f"digest of {key} differs from the file's bytes: declared "
+                              f"{shown(declared)}, the bytes hash to {shown(hashed)}",
+                              hashed, declared, child_location(at, key))
