@@ -1,14 +1,22 @@
-"""The validator against its floor, side by side, one process per run: issue 9's one benchmark command.
+"""The validator against its floor, side by side, one process per run: issues 9 and 15's benchmark command.
 
 For each size it writes a pair of packets with the spec's fixture writer (full prompt text
-unless ``--short-prompts``), then measures, in interleaved runs (floor, measure,
-validate-pair, floor, ...), each as a fresh process:
+unless ``--short-prompts``), then measures, in interleaved runs (floor, two-process floor,
+measure, measure JOBS=1, validate-pair, floor, ...), each as a fresh process:
 
-* the floor: read every file of both packets once, SHA-256 it, ``json.loads`` each JSON file,
-  split the SSE streams and json-decode their data, parse the Prometheus files
-  (``bench_validate.floor``): the unavoidable work on the same bytes;
-* ``measure``: ``flarespec measure --packet A --peer B --output R --quiet`` (what the runner does);
-* ``validate-pair``: ``flarespec validate-pair --baseline A --candidate B --output R --quiet``.
+* the floor (issue 15's definition, ``bench_validate.floor``): read every file of both
+  packets once, SHA-256 it, ``json.loads`` each JSON file, split each SSE stream and
+  ``json.loads`` each data payload, split each Prometheus file into samples (name, labels,
+  ``float`` value) by hand, no library: the unavoidable work on the same bytes;
+* the two-process floor (``bench_validate.floor_two_processes``): the same, the second
+  packet in a forked child, as ``measure`` runs by default (default-mode wall is compared
+  with it);
+* ``measure``: ``flarespec measure --packet A --peer B --output R --quiet`` (what the runner
+  does; the second packet in a forked worker), and the same with ``FLARESPEC_JOBS=1`` (one
+  process: its CPU and peak RSS are issue 15's work and memory figures);
+* ``validate-pair``: ``flarespec validate-pair --baseline A --candidate B --output R --quiet``;
+* with ``--baseline-src DIR``: ``measure`` in both modes with the code of DIR (a source
+  tree's ``src``, e.g. ``receipts_identity.py --prepare REV``), on the same pair, interleaved.
 
 Sizes: the repetitions of the spec's group matrix (``--repetitions``), plus one
 package-heavy pair (R=1, a package of ``--package-mib`` MiB of real bytes in each packet;
@@ -17,13 +25,14 @@ package-heavy pair (R=1, a package of ``--package-mib`` MiB of real bytes in eac
 not pass stops the run with exit 2 and its receipt's first violations: a rejection is not
 the validation this benchmark measures. Wall time, CPU time (user + system) and peak RSS come from
 ``os.wait4`` on each child (peak RSS is the largest single process, CPU includes any
-worker the command forks). The floor is one process: a validator that checks the two
-packets on two cores can beat it on wall time, so the CPU ratio is the work figure. The table gives medians, each command's ratio to the floor,
-how wall time grows from one size to the next (and how the ratio drifts), and issue 9's
-targets with the measured figure; the JSON result goes to ``--out``.
+worker the command forks). One untimed ``measure`` per code comes first (a warm
+compiled-spec cache for every timed run). The table gives medians, each command's ratios
+to the floors, how wall time and CPU grow from one size to the next (and how the ratio
+drifts), and issue 9's and issue 15's targets with the measured figure; the JSON result
+goes to ``--out``.
 
-    python benchmarks/run.py                          # R = 1 5 20 100 + a 1 GiB package, 3 runs
-    python benchmarks/run.py --repetitions 5 20 --runs 5 --package-mib 0
+    python benchmarks/run.py                          # R = 1 5 20 100 + a 1 GiB package, 5 runs
+    python benchmarks/run.py --repetitions 1 5 20 --runs 5 --package-mib 0 --baseline-src BASE/src
     python benchmarks/run.py --quick                  # smoke: R = 1 5, 1 run, no package row
     python benchmarks/run.py --short-prompts          # one-sentence prompts (smaller packets)
 
@@ -403,6 +412,10 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
             setattr(options, key, value)
     if options.runs < 1 or min(options.repetitions) < 1 or options.package_mib < 0:
         parser.error("--runs and --repetitions take integers >= 1, --package-mib >= 0")
+    for flag, src in (("--src", options.src), ("--baseline-src", options.baseline_src)):
+        if src is not None and not (src / "flarespec" / "__init__.py").is_file():
+            parser.error(f"{flag} {src}: no flarespec package there (give a source tree's src "
+                         f"directory, e.g. what receipts_identity.py --prepare REV prints)")
     options.parser = parser
     return options
 
