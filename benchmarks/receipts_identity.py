@@ -371,7 +371,11 @@ def parse_options(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     options = parse_options(argv)
     if options.build_in_child:
-        return build_in_child(Path(options.build_in_child[0]), json.loads(options.build_in_child[1]))
+        try:
+            return build_in_child(Path(options.build_in_child[0]),
+                                  json.loads(options.build_in_child[1]))
+        except Exception as problem:  # noqa: BLE001 - said in one line, no traceback
+            fail(f"building the inputs: {type(problem).__name__}: {problem}")
     if options.run_in_child:
         return run_in_child(*options.run_in_child)
     if options.prepare:
