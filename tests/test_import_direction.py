@@ -1,6 +1,8 @@
 """Imports flow one way (docs/architecture.md, Rooms): loaders → engine → spec → adapter →
-fixtures → cli, with hooks/ and flare/ beside them; nothing imports the command line. A
-room importing one it may not is a design change to make on purpose, in that table first."""
+fixtures → cli, with review/ and authoring/ (tools over spec, for the command line) and
+hooks/ and flare/ beside them; nothing imports the command line, and nothing the compiler,
+engine or loaders need imports review or authoring. A room importing one it may not is a
+design change to make on purpose, in that table first."""
 
 from __future__ import annotations
 
@@ -15,11 +17,13 @@ MAY_IMPORT = {
     "loaders": set(),
     "engine": {"loaders"},
     "spec": {"engine", "loaders"} | DATA,
+    "review": {"spec", "engine", "loaders"},
+    "authoring": {"spec", "engine", "loaders"},
     "hooks": {"engine"},
     "adapter": {"spec", "engine", "loaders"},
     "fixtures": {"adapter", "spec", "engine", "loaders"} | DATA,
     "flare": {"fixtures", "spec", "engine", "loaders"},
-    "cli": {"adapter", "fixtures", "spec", "engine", "loaders"},
+    "cli": {"review", "authoring", "adapter", "fixtures", "spec", "engine", "loaders"},
 }
 
 

@@ -54,7 +54,7 @@ def imported_by(*arguments: str) -> set[str]:
 
 SPEC_TOOLING = {"flarespec.cli.spec_commands", "flarespec.cli.fixture_commands",
                 "flarespec.cli.diff_command", "flarespec.cli.spec_test_command",
-                "flarespec.spec.diff_render", "flarespec.spec.diff", "urllib.request"}
+                "flarespec.review.render", "flarespec.review.diff", "urllib.request"}
 
 
 def test_top_level_help_imports_no_subcommand_module():

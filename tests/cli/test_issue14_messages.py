@@ -157,7 +157,7 @@ def test_ci_formats_print_paths_relative_to_the_repository(tmp_path, monkeypatch
 
 
 def test_without_a_repository_paths_are_relative_to_the_current_directory(tmp_path):
-    from flarespec.spec.lint import ci_path, repository_root
+    from flarespec.authoring.lint import ci_path, repository_root
 
     assert repository_root(tmp_path) == tmp_path or (repository_root(tmp_path) / ".git").exists()
     assert ci_path(tmp_path / "a" / "b.yaml", tmp_path) == "a/b.yaml"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flarespec.spec.lint import lint_one
+from flarespec.authoring.lint import lint_one
 
 CHILD = Path(__file__).parents[1] / "flare" / "data" / "d00dfeed.yaml"
 RENAMED, OLD = "flare_prefix_tokens_reused_total", "flare_prompt_tokens_reused_total"

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from flarespec.cli import main
 from flarespec.spec.errors import ERROR, WARNING
-from flarespec.spec.lint import lint
+from flarespec.authoring.lint import lint
 
 BUNDLED = "flare/bce032c0"
 REVISION = "bce032c014bae34502ba22d3304fa084d5b40afe"

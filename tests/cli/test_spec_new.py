@@ -7,7 +7,7 @@ import yaml
 from click.testing import CliRunner
 
 from flarespec.cli import main
-from flarespec.spec.lint import lint
+from flarespec.authoring.lint import lint
 
 OLD, NEW = "a" * 40, "b" * 40
 PARENT = f"""\

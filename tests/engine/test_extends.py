@@ -15,7 +15,7 @@ from flarespec.engine.evaluate import evaluate
 from flarespec.spec.compile import compile_spec
 from flarespec.spec.errors import SpecInvalid
 from flarespec.spec import load
-from flarespec.spec.literals import literal_constant_warnings
+from flarespec.authoring.literals import literal_constant_warnings
 from flarespec.spec.load import SpecLibrary, bundled_spec_dir
 from flarespec.spec.resolve import dropped_document_references, resolve
 from flarespec.spec.yamlmarks import MarkedDict, MarkedList

@@ -13,9 +13,9 @@ import pytest
 from document_files import compile_text, write_files
 from flarespec.engine.evaluate import evaluate
 from flarespec.engine.shapes import MAX_PROBLEMS_PER_CONTAINER, Shape, build
-from flarespec.spec.diff import diff_specs
+from flarespec.review.diff import diff_specs
 from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.lint import lint_one
+from flarespec.authoring.lint import lint_one
 from flarespec.spec.open import open_compiled
 
 

@@ -19,7 +19,7 @@ import yaml
 from flarespec.adapter.commands import measure
 from flarespec.fixtures.mutations import refresh_digests, set_json, set_json_sha256
 from flarespec.fixtures.writers import write_packet
-from flarespec.spec.literals import literal_constant_warnings
+from flarespec.authoring.literals import literal_constant_warnings
 from flarespec.spec.load import SpecLibrary, bundled_spec_dir
 from flarespec.spec.resolve import lookup_constant, resolve
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from flarespec.adapter.commands import measure
 from flarespec.cli import main
 from flarespec.fixtures.writers import write_pair
-from flarespec.spec.lint import lint_one
+from flarespec.authoring.lint import lint_one
 from flarespec.spec.load import bundled_spec_dir
 from flarespec.spec.open import open_compiled
 from git_repo import git

@@ -18,7 +18,7 @@ from flarespec.adapter.commands import measure
 from flarespec.cli import main
 from flarespec.fixtures.mutations import prom_set, refresh_digests, set_json
 from flarespec.fixtures.writers import write_packet, write_pair
-from flarespec.spec.lint import lint
+from flarespec.authoring.lint import lint
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "editing-specs.md"

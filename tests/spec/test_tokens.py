@@ -105,7 +105,8 @@ def test_spelled_names_skips_what_is_no_token():
 def test_the_grammar_is_defined_once():
     """resolve, diff and the catalog hold no ${...} pattern of their own."""
     from flarespec.fixtures import catalog
-    from flarespec.spec import diff, resolve
+    from flarespec.review import diff
+    from flarespec.spec import resolve
 
     assert "_CONSTANT" not in vars(resolve)
     assert resolve.PATH_FILTERS is tokens.PATH_FILTERS and resolve.lookup_constant is lookup_constant
@@ -169,8 +170,8 @@ def test_a_hyphenated_member_resolves_in_a_spec(tmp_path):
 
 
 def test_spec_diff_reads_constants_with_the_shared_scanners():
-    from flarespec.spec.diff import _runtime_constants, _spelled_constants
-    from flarespec.spec.placeholders import referenced_members
+    from flarespec.review.diff import _runtime_constants, _spelled_constants
+    from flarespec.spec.references import referenced_members
 
     rule = {"given": "doc:${field.key|jsonpath}", "assert": {"equals": "${count}-${}"},
             "args": ["constants:$.colours[*]", "{constants:/sizes/0}", "constants:$['odd']",

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from flarespec.spec.diff import diff_specs
-from flarespec.spec.diff_git import linted
-from flarespec.spec.diff_render import label
+from flarespec.review.diff import diff_specs
+from flarespec.review.git import linted
+from flarespec.review.render import label
 
 DATA = Path(__file__).parent / "data"
 HEADER = ("title", "description", "limits")  # a child's header is its own, never inherited

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from flarespec.spec.diff import diff_specs, leaf_changes
-from flarespec.spec.diff_render import label, render
+from flarespec.review.diff import diff_specs, leaf_changes
+from flarespec.review.render import label, render
 
 LONG = "flare_" + "x" * 300 + "_total"
 BASE = {

@@ -8,9 +8,9 @@ import copy
 import re
 from pathlib import Path
 
-from flarespec.spec.diff import ABSENT, diff_specs, leaf_changes, list_key
-from flarespec.spec.diff_git import linted
-from flarespec.spec.diff_render import label
+from flarespec.review.diff import ABSENT, diff_specs, leaf_changes, list_key
+from flarespec.review.git import linted
+from flarespec.review.render import label
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "specs" / "flare" / "bce032c0.yaml"

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from flarespec.cli import main
-from flarespec.spec.impact import entries, impact
+from flarespec.review.impact import entries, impact
 
 TOY = Path(__file__).resolve().parents[1] / "engine" / "toy"
 CHILD = """\

@@ -11,7 +11,7 @@ import pytest
 
 from flarespec.fixtures.mutations import apply_mutation, refresh_digests
 from flarespec.fixtures.writers import write_packet
-from flarespec.spec.impact import entries, impact
+from flarespec.review.impact import entries, impact
 
 PARENT = "flare/bce032c0"
 CHILD = """\

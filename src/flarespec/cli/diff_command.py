@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from flarespec.spec.diff_render import FAIL_ON, FORMATS, GATE_FAILED
+from flarespec.review.render import FAIL_ON, FORMATS, GATE_FAILED
 
 USAGE_OR_SPEC_ERROR = 2
 
@@ -45,7 +45,7 @@ def diff(refs, base, fmt, fail_on, ack_file):
     class; 2: a spec that does not lint, an unreadable --ack file, a git error or a wrong
     command line.
     """
-    from flarespec.spec.diff_render import acknowledge, gate_failed, read_acks, render
+    from flarespec.review.render import acknowledge, gate_failed, read_acks, render
     from flarespec.spec.errors import SpecInvalid
 
     try:
@@ -62,8 +62,8 @@ def diff(refs, base, fmt, fail_on, ack_file):
 
 
 def _results(refs: tuple, base: str | None):
-    from flarespec.spec.diff import diff_specs
-    from flarespec.spec.diff_git import diff_against, linted, relative_files
+    from flarespec.review.diff import diff_specs
+    from flarespec.review.git import diff_against, linted, relative_files
 
     if base is not None:
         return diff_against(base, list(refs))
@@ -97,7 +97,7 @@ def impact(old_ref, new_ref, inputs, entry_name, fmt):
     that does not lint or a wrong command line.
     """
     from flarespec.spec.errors import SpecInvalid
-    from flarespec.spec.impact import entries, impact as run, render_impact
+    from flarespec.review.impact import entries, impact as run, render_impact
 
     try:
         found = entries(list(inputs), entry_name)

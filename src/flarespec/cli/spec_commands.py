@@ -75,7 +75,7 @@ def list_specs():
 def show(spec_ref, fmt):
     """Print SPEC resolved: extends applied, constants substituted, id and title first,
     each rule marked inherited / overridden / added / renamed (relative to its parent)."""
-    from flarespec.spec.show import render_json, render_yaml
+    from flarespec.review.show import render_json, render_yaml
 
     resolved = _open(spec_ref)
     click.echo(render_json(resolved) if fmt == "json" else render_yaml(resolved))
@@ -103,7 +103,7 @@ def lint(spec_refs, fmt, strict):
     \b
     Exit 0 when no spec has an error (warnings allowed unless --strict), 2 otherwise.
     """
-    from flarespec.spec.lint import lint as run, render_github, render_json, render_text
+    from flarespec.authoring.lint import lint as run, render_github, render_json, render_text
 
     results = run(list(spec_refs))
     if fmt == "json":

@@ -1,4 +1,4 @@
-"""``flarespec spec new``: scaffold a child spec for a new revision (logic: spec/scaffold.py)."""
+"""``flarespec spec new``: scaffold a child spec for a new revision (logic: authoring/scaffold.py)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ Example:
 def spec_new(parent_ref, revision, spec_id, out, force):
     from flarespec.spec.errors import SpecInvalid
     from flarespec.spec.open import open_spec
-    from flarespec.spec.scaffold import scaffold
+    from flarespec.authoring.scaffold import scaffold
 
     try:
         parent = open_spec(parent_ref)

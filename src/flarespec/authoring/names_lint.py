@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from flarespec.authoring.shape_lint import reference_steps
 from flarespec.engine.hooks import HOOKS
 from flarespec.engine.refs import ArgRef, Ref
 from flarespec.spec.compile import CompiledSpec
 from flarespec.spec.errors import ERROR, SpecIssue
-from flarespec.spec.shape_lint import reference_steps
 
 NAME_NOT_REQUIRED = "spec.name-not-required"
 

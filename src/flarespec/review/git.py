@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path, PurePosixPath
 
-from flarespec.spec.diff import NEUTRAL, REVIEW, Change, DiffResult, diff_specs, ordered
+from flarespec.review.diff import NEUTRAL, REVIEW, Change, DiffResult, diff_specs, ordered
 from flarespec.spec.errors import SpecInvalid, SpecIssue
 
 SPEC_SUFFIXES = (".yaml", ".yml")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from flarespec.spec.diff import CLASSES, LOOSENING, NEUTRAL, REVIEW, TIGHTENING, Change, \
+from flarespec.review.diff import CLASSES, LOOSENING, NEUTRAL, REVIEW, TIGHTENING, Change, \
     DiffResult
 from flarespec.spec.errors import SpecInvalid, SpecIssue
 

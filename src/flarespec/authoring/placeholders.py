@@ -18,6 +18,7 @@ from collections import Counter
 
 from flarespec.engine.paths import CompiledJsonPath, PathSyntaxError
 from flarespec.spec.errors import ERROR, WARNING, SpecIssue, did_you_mean
+from flarespec.spec.references import referenced_members
 from flarespec.spec.resolve import ResolvedSpec
 
 UNFILLABLE = "spec.unfillable-placeholder"
@@ -27,11 +28,6 @@ UNKNOWN_FIELD = "spec.placeholder-field-unread"
 # is the run-time ``{...}`` grammar, distinct from the resolve-time ``${...}`` constants
 # (spec/tokens.py), which are gone from a resolved spec.
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z0-9_-]+)[^{}]*\}")
-# A reference's target and first member wherever one stands in a text: ``group:$.kind``,
-# ``shelf:$['name']``, ``{constants:/colours/...}`` (a target is a whole name: ``xgroup:`` is
-# not ``group:``).
-_REFERENCE = re.compile(
-    r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*):(?:\$\.|\$\[['\"]|/)([A-Za-z0-9_-]+)")
 _SECTIONS = ("documents", "iterations", "rules", "metric", "identities", "applies_to")
 
 
@@ -58,12 +54,6 @@ def placeholder_issues(resolved: ResolvedSpec) -> list[SpecIssue]:
             if issue is not None:
                 issues.append(issue)
     return issues
-
-
-def referenced_members(text: str) -> list[tuple[str, str]]:
-    """(target, first member) of every reference written in ``text``: what a spec reads at
-    run time (``spec diff`` finds the constants a rule reads this way too)."""
-    return _REFERENCE.findall(text)
 
 
 def _judge(name, field, text, mark, fields: set | None, read: Counter) -> SpecIssue | None:

@@ -198,9 +198,9 @@ def _spelled_constants(value) -> Iterator[str]:
 
 
 def _runtime_constants(value) -> set[str]:
-    """The constants ``constants:`` references read (found as spec/placeholders.py finds
-    every reference in a text)."""
-    from flarespec.spec.placeholders import referenced_members
+    """The constants ``constants:`` references read (spec/references.py, which lint's
+    placeholder check reads too)."""
+    from flarespec.spec.references import referenced_members
 
     return {member for text in _strings(value) for target, member in referenced_members(text)
             if target == "constants"}
@@ -575,14 +575,14 @@ def _pair(before: SpecSide, after: SpecSide) -> list[Change]:
 
 def _by_position(old, new, path: str = "") -> Iterator[tuple[str, Any, Any]]:
     """leaf_changes with every list by position: shapes are compared member by member
-    (spec/diff_shapes.py), their lists are value sets, not records."""
+    (review/shapes.py), their lists are value sets, not records."""
     return leaf_changes(old, new, path, keyed=False)
 
 
 def _shapes(before: SpecSide, after: SpecSide) -> list[Change]:
-    """Each document's expanded shape, member by member (spec/diff_shapes.py)."""
+    """Each document's expanded shape, member by member (review/shapes.py)."""
     from flarespec.engine.shapes import SHAPE_RULE
-    from flarespec.spec.diff_shapes import shape_changes
+    from flarespec.review.shapes import shape_changes
 
     changes = []
     for name, path, o, n, (cls, what, reason) in shape_changes(before.data, after.data):

@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flarespec.spec.diff import LOOSENING, NEUTRAL, TIGHTENING, DiffResult, diff_specs
+from flarespec.review.diff import LOOSENING, NEUTRAL, TIGHTENING, DiffResult, diff_specs
 
 
 @dataclass
@@ -129,7 +129,7 @@ def _both(job: tuple[str, str, str]) -> tuple[Verdict, Verdict]:
 def impact(old_ref: str, new_ref: str, inputs: list[Path],
            workers: int | None = None) -> ImpactResult:
     """Run both specs over every input (in parallel when there are several) and compare."""
-    from flarespec.spec.diff_git import linted
+    from flarespec.review.git import linted
 
     diff = diff_specs(linted(old_ref), linted(new_ref))
     renamed = {change.old: change.new for change in diff.changes if change.path == "id"}

@@ -24,10 +24,10 @@ import re
 from typing import Any
 
 from flarespec.engine.shapes import ANY, TYPE_NAMES
+from flarespec.review.diff import (ABSENT, LOOSENING, NEUTRAL, REVIEW, TIGHTENING,
+                                   _by_position, _verb)
 from flarespec.spec.shapes import ShapeCompiler
 
-from flarespec.spec.diff import (ABSENT, LOOSENING, NEUTRAL, REVIEW, TIGHTENING,
-                                 _by_position, _verb)
 _CONSTRAINTS = ("closed", "items", "values", "min", "max", "length", "pattern", "one_of")
 
 

@@ -4,7 +4,7 @@ Loading a spec stops at the first step that fails (a shape error means the compi
 trust the data). Lint goes further: it reads the file leniently, still resolves
 and compiles it when the shape step found problems (reporting what that finds whenever it
 does not trip over the broken shape), then adds what only matters while editing: the places
-that still read a dropped document; placeholders a binding cannot fill (spec/placeholders.py);
+that still read a dropped document; placeholders a binding cannot fill (authoring/placeholders.py);
 warnings for a missing ``applies_to``, ``${...}`` kept
 as a literal inside ``constants`` and rule literals that repeat a constant; and
 ``applies_to`` conditions that overlap another spec of the library (an error naming both
@@ -19,17 +19,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from flarespec.spec.compile import CompiledSpec, compile_spec
+from flarespec.authoring.literals import literal_constant_warnings
+from flarespec.authoring.names_lint import name_issues
+from flarespec.authoring.placeholders import placeholder_issues
+from flarespec.authoring.shape_lint import shape_issues
 from flarespec.spec import metaschema
+from flarespec.spec.compile import CompiledSpec, compile_spec
 from flarespec.spec.errors import ERROR, WARNING, SpecInvalid, SpecIssue, did_you_mean
-from flarespec.spec.literals import literal_constant_warnings
 from flarespec.spec.load import SpecFile, SpecLibrary, bundled_spec_dir, read_spec_bytes
-from flarespec.spec.placeholders import placeholder_issues
 from flarespec.spec.open import bundled_compiled, bundled_library, is_path, unknown_spec
 from flarespec.spec.resolve import (
     ResolvedSpec, dropped_document_references, lookup_constant, resolve)
-from flarespec.spec.names_lint import name_issues
-from flarespec.spec.shape_lint import shape_issues
 from flarespec.spec.yamlmarks import Mark, SpecYamlError, load_marked, mark_at, plain
 
 NO_APPLIES_TO = "spec.no-applies-to"
