@@ -26,6 +26,19 @@ from typing import Any, Callable
 from flarespec.engine.paths import Match
 
 Root = Callable[[dict], tuple[Any, Any, "str | None"]]
+_NOT_HELD = object()
+
+
+def _held(values: Callable[[dict], list], key) -> Callable[[dict], list]:
+    """``values`` read once per parent of an element plan, kept in the element's ``held``
+    (not kept when it raises)."""
+    def held_values(x) -> list:
+        held = x.held
+        found = held.get(key)
+        if found is None:
+            found = held[key] = values(x)
+        return found
+    return held_values
 
 
 class Accessor:
@@ -48,22 +61,73 @@ class Accessor:
         The common forms (an unpinned JSONPath, or a pointer whose placeholders are bound
         indices, over a document, a binding or the constants) are one closure each; any
         other goes through the root and the general filler."""
-        select = None if self.metadata else self._selector()
-        root, target = self._root, self.ref.target
-        if self._pinned or select is None:
+        split = self._split()
+        if split is None:
             return self._general_values
+        root, select = split
+        target = self.ref.target
         if target == "constants":
             constants = self._evaluation.spec.constants
             return lambda scope: select(constants, scope)
         if target in self._evaluation.spec.iterations:
-            def from_binding(scope: dict) -> list:
+            def from_binding(scope: dict) -> list:  # root(scope), inline
                 binding = scope.get(target)
                 if binding is None:
-                    return select(root(scope)[0], scope)
+                    return select(root(scope), scope)
                 return select(binding.match.value, scope)
             return from_binding
         document = self._evaluation.document
-        return lambda scope: select(document(target, scope).value, scope)
+        return lambda scope: select(document(target, scope).value, scope)  # root, inline
+
+    def _split(self) -> tuple[Callable[[dict], Any], Callable[[Any, dict], list]] | None:
+        """A common form as (``scope -> the value selected from``, ``(that value, scope) ->
+        the selected values``); None for the others (pinned, metadata, a pointer filled by
+        the general filler)."""
+        select = None if self.metadata else self._selector()
+        if self._pinned or select is None:
+            return None
+        root, target = self._root, self.ref.target
+        if target == "constants":
+            constants = self._evaluation.spec.constants
+            return (lambda scope: constants), select
+        if target in self._evaluation.spec.iterations:
+            def bound_value(scope: dict):
+                binding = scope.get(target)
+                return root(scope)[0] if binding is None else binding.match.value
+            return bound_value, select
+        document = self._evaluation.document
+        return (lambda scope: document(target, scope).value), select
+
+    def element_values(self, own: str) -> Callable[[dict], list]:
+        """``values`` for an element plan of the leaf iteration ``own`` (plans.py: ``x`` is
+        its ``Element``, whose ``cursor`` is the element and whose ``held`` is kept for
+        one parent). What does not depend on the element (a document, an ancestor's value,
+        the constants, a pointer filled by ancestors' indices) is read once per parent, on
+        the first element that asks (so documents load when they always did; a read that
+        raises is not kept, and raises again for the next element); the element's own value
+        is read from the cursor. Only for the forms an element plan admits (unpinned;
+        metadata ``index``; placeholders that are bound indices)."""
+        ref = self.ref
+        names = {placeholder.partition("@")[0] for placeholder in ref.placeholders}
+        if ref.target != own and own not in names:
+            return _held(self.values, self)
+        if self.metadata == "index" and ref.target == own:
+            return lambda x: [x.cursor.index]
+        split = self._split()
+        if split is None:
+            return self.values
+        root, select = split
+        if ref.target == own:
+            return lambda x: select(x.cursor.value, x)
+        key = (self, "root")
+
+        def from_held_root(x) -> list:  # e.g. a document's /events/{own@index}
+            held = x.held
+            value = held.get(key, _NOT_HELD)
+            if value is _NOT_HELD:
+                value = held[key] = root(x)
+            return select(value, x)
+        return from_held_root
 
     def _selector(self) -> Callable[[Any, dict], list] | None:
         """``(value, scope) -> selected values`` for a JSONPath, or a pointer whose every

@@ -109,11 +109,65 @@ class Kind:
         collective kind sees the list of that one value."""
         return self.holds(ctx, [value] if self.collective else value, arg)
 
+    def verdict(self, arg, *, alone: bool = False) -> Callable[[Any], bool]:
+        """``subject -> holds`` for one argument, bound once (a rule's static argument, a
+        ``where``'s inner assertion): the same derivation as ``holds``, ``holds_for`` on a
+        selection's values, or with ``alone`` ``holds_alone`` on one value. Only for a kind
+        that needs no context: the function is called with none, so a verdict it gives
+        (rather than raises) depends on the subject and the argument alone. A one-value
+        verdict on a scalar subject of an exact type whose equal values are type-strictly
+        equal (None, bool, int, str: never a float, where 0.0 == -0.0) is therefore asked of
+        the function once and remembered for this argument."""
+        function, at = self.function, EVERYWHERE if self.collective else HERE
+        if self.collective:
+            if alone:
+                return _remembered(lambda value: _none_yielded(function(None, [value], arg, at)))
+            return lambda values: _none_yielded(function(None, values, arg, at))
+        one = _remembered(lambda value: _none_yielded(function(None, value, arg, at)))
+        if alone:
+            return one
+
+        def each(values: list) -> bool:
+            for value in values:
+                if not one(value):
+                    return False
+            return True
+        return each
+
     def __reduce__(self):
         """Pickled by name (a compiled spec is cached as a pickle): unpickling yields the
         registered kind itself, so a cached spec runs exactly the code of this process and
         no function (some are closures) is pickled."""
         return registered_kind, (self.name,)
+
+
+def _none_yielded(failures: Iterator[Failure]) -> bool:
+    for _ in failures:
+        return False
+    return True
+
+
+_MEMO_TYPES = (type(None), bool, int, str)
+_MEMO_SIZE = 256  # distinct subjects remembered per bound verdict (arrival times never repeat)
+
+
+def _remembered(decide: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """``decide`` over one value, remembered per (exact type, value) for the scalar types
+    of ``_MEMO_TYPES``; any other value (containers, floats, Decimals) is decided anew."""
+    known: dict = {}
+
+    def verdict(value) -> bool:
+        kind = type(value)
+        if kind not in _MEMO_TYPES:
+            return decide(value)
+        key = (kind, value)
+        found = known.get(key)
+        if found is None:
+            found = decide(value)
+            if len(known) < _MEMO_SIZE:
+                known[key] = found
+        return found
+    return verdict
 
 
 KINDS: dict[str, Kind] = {}
@@ -163,7 +217,16 @@ def _anything(arg, documents) -> None:
 
 
 def _got(arg) -> str:
-    """An argument as its spec author wrote it (YAML flow style), for load-time messages."""
+    """An argument as its spec author wrote it (YAML flow style), for load-time messages
+    and ``not``'s words (a scalar's text is worked out once: ``count``'s ``where: {not:
+    {equals: null}}`` words a failure of ``not`` for every null it counts)."""
+    if type(arg) in _MEMO_TYPES:
+        return _got_scalar(type(arg), arg)
+    return shown(arg, bare_keys=True)
+
+
+@functools.lru_cache(maxsize=1024)
+def _got_scalar(kind: type, arg) -> str:
     return shown(arg, bare_keys=True)
 
 
@@ -384,7 +447,11 @@ def count(ctx, values: list, arg, at) -> Iterator[Failure]:
     if arg.get("where"):
         (name, inner), = arg["where"].items()
         kind = KINDS[name]
-        values = [value for value in values if kind.holds_alone(ctx, value, inner)]
+        try:  # the same verdict, bound once for all the values (it reads no context)
+            holds = kind.verdict(inner, alone=True)
+            values = [value for value in values if holds(value)]
+        except Exception:  # it may need the context (a manifest kind under not): as always
+            values = [value for value in values if kind.holds_alone(ctx, value, inner)]
         what = f"count of matches with {name} {_got(inner)}"
     yield from _bounds(arg, len(values), what)
 

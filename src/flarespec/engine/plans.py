@@ -49,11 +49,12 @@ class Element(dict):
     own iteration is bound to a cursor moved from element to element in place (nothing is
     allocated per element)."""
 
-    __slots__ = ("cursor",)
+    __slots__ = ("cursor", "held")
 
     def __init__(self, parent: dict, name: str):
         super().__init__(parent)
         self.cursor = self[name] = _Cursor()
+        self.held: dict = {}  # what the accessors read once for this parent (access.py)
 
     @property
     def index(self) -> int:
@@ -127,9 +128,16 @@ class Planner:
 def _rule_plan(rule, refs) -> Plan:
     when = _condition(rule.when, refs) if rule.when is not None else None
     given = refs.getter(rule.given)
-    arg = _materializer(rule.arg, refs)
     empty_passes = rule.optional and not rule.kind.accepts_empty
     needs_some = not rule.kind.accepts_empty
+    verdict, arg = _verdict(rule.kind, rule.arg, refs)
+    if verdict is not None and when is None:
+        def passes_static(x) -> bool:  # a static argument: its verdict bound once
+            found = given(x)
+            if not found and needs_some:
+                return empty_passes
+            return verdict(found)
+        return passes_static
     holds_for = rule.kind.holds_for
 
     def passes(x) -> bool:
@@ -138,8 +146,18 @@ def _rule_plan(rule, refs) -> Plan:
         found = given(x)
         if not found and needs_some:
             return empty_passes
+        if verdict is not None:
+            return verdict(found)
         return holds_for(None, found, arg(x))
     return passes
+
+
+def _verdict(kind, arg, refs) -> tuple[Callable[[list], bool] | None, Callable | None]:
+    """(the kind's verdict over a selection's values bound to a static argument, None) or
+    (None, the argument's materializer)."""
+    if refs.is_static(arg):
+        return kind.verdict(arg), None
+    return None, _materializer(arg, refs)
 
 
 # --------------------------------------------------------------------------- conditions
@@ -151,8 +169,15 @@ def _condition(condition: Condition, refs) -> Callable[[Any], bool]:
     if condition.kind.context:
         return refs.holds(condition)
     given = refs.getter(condition.given)
-    arg = _materializer(condition.arg, refs)
     needs_some = not condition.kind.accepts_empty
+    verdict, arg = _verdict(condition.kind, condition.arg, refs)
+    if verdict is not None:
+        def decide_static(x) -> bool:
+            found = given(x)
+            if not found and needs_some:
+                return False
+            return verdict(found)
+        return decide_static
     holds_for = condition.kind.holds_for
 
     def decide(x) -> bool:
@@ -230,6 +255,7 @@ class _ElementRefs(_ScopeRefs):
     def __init__(self, evaluation, name: str):
         super().__init__(evaluation)
         spec = evaluation.spec
+        self._name = name
         self._bound = set(spec.iterations[name].chain)  # the element's and its ancestors'
         self._documents = {document: set(chain) for document, chain
                            in evaluation.document_chains.items()}
@@ -251,4 +277,4 @@ class _ElementRefs(_ScopeRefs):
             name, _, meta = placeholder.partition("@")
             if meta != "index" or name not in self._bound:
                 raise Ineligible(f"{{{placeholder}}} needs more than a bound index")
-        return super().getter(ref)
+        return self._evaluation.accessor(ref).element_values(self._name)
