@@ -21,7 +21,8 @@ from flarespec.fixtures.mutations import refresh_digests, set_json, set_json_sha
 from flarespec.fixtures.writers import write_packet
 from flarespec.authoring.literals import literal_constant_warnings
 from flarespec.spec.load import SpecLibrary, bundled_spec_dir
-from flarespec.spec.resolve import lookup_constant, resolve
+from flarespec.spec.resolve import resolve
+from flarespec.spec.tokens import lookup_constant
 
 PARENT = "flare/bce032c0"
 NEW_REVISION = "2" * 40

@@ -103,15 +103,19 @@ def test_spelled_names_skips_what_is_no_token():
 
 
 def test_the_grammar_is_defined_once():
-    """resolve, diff and the catalog hold no ${...} pattern of their own."""
+    """resolve, diff, lint, scaffold and the catalog hold no ${...} pattern of their own,
+    and lint's placeholder check reads templates as the engine does (compile_template)."""
+    from flarespec.authoring import lint, placeholders, scaffold
     from flarespec.fixtures import catalog
     from flarespec.review import diff
     from flarespec.spec import resolve
 
     assert "_CONSTANT" not in vars(resolve)
-    assert resolve.PATH_FILTERS is tokens.PATH_FILTERS and resolve.lookup_constant is lookup_constant
+    assert resolve.lookup_constant is lookup_constant and "PATH_FILTERS" not in vars(resolve)
     assert "_SPELLED" not in vars(diff)
     assert "PLACEHOLDER" not in vars(catalog)
+    assert "_REFERENCE" not in vars(lint) and "_REFERENCE" not in vars(scaffold)
+    assert "_PLACEHOLDER" not in vars(placeholders) and "_REFERENCE" not in vars(placeholders)
 
 
 # ------------------------------------------------------------------ in a spec (resolve)

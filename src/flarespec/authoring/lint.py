@@ -14,7 +14,6 @@ specs: the selector would refuse every packet both accept).
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -28,8 +27,8 @@ from flarespec.spec.compile import CompiledSpec, compile_spec
 from flarespec.spec.errors import ERROR, WARNING, SpecInvalid, SpecIssue, did_you_mean
 from flarespec.spec.load import SpecFile, SpecLibrary, bundled_spec_dir, read_spec_bytes
 from flarespec.spec.open import bundled_compiled, bundled_library, is_path, unknown_spec
-from flarespec.spec.resolve import (
-    ResolvedSpec, dropped_document_references, lookup_constant, resolve)
+from flarespec.spec.resolve import ResolvedSpec, dropped_document_references, resolve
+from flarespec.spec.tokens import find_tokens, lookup_constant
 from flarespec.spec.yamlmarks import Mark, SpecYamlError, load_marked, mark_at, plain
 
 NO_APPLIES_TO = "spec.no-applies-to"
@@ -230,8 +229,12 @@ def _strings(value, mark):
 
 
 # ------------------------------------------------------------------------- locations
-# ${name.path|filter}: the head constant and the dotted path below it
-_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)(?:\|[A-Za-z_]+)?\}")
+
+def _spelled_constants(text: str) -> list[tuple[str, str]]:
+    """(head constant, dotted path below it) of every well-formed ``${name.path|filter}`` of
+    ``text`` (spec/tokens.py, the grammar resolution reads)."""
+    return [(token.head, token.name[len(token.head):]) for token in find_tokens(text)]
+
 
 
 def _chain_of(spec_file: SpecFile, library: SpecLibrary) -> list[SpecFile]:
@@ -342,7 +345,7 @@ def _references_at(issue: SpecIssue, sources: dict) -> list[tuple[str, str]]:
     """(head, dotted rest) of the ``${...}`` the issue is about: those its message quotes
     for a constant's own code, else those written at its line from its column on."""
     if issue.code in ("spec.unknown-constant", "spec.constant-type", "spec.constant-filter"):
-        found = _REFERENCE.findall(issue.message)
+        found = _spelled_constants(issue.message)
         if found:
             return found
     lines = sources.get(issue.mark.file)
@@ -354,7 +357,7 @@ def _references_at(issue: SpecIssue, sources: dict) -> list[tuple[str, str]]:
         sources[issue.mark.file] = lines
     if not 0 < issue.mark.line <= len(lines):
         return []
-    return _REFERENCE.findall(lines[issue.mark.line - 1][max(issue.mark.column - 1, 0):])
+    return _spelled_constants(lines[issue.mark.line - 1][max(issue.mark.column - 1, 0):])
 
 
 def repository_root(start: Path | None = None) -> Path:

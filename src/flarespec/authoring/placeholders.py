@@ -13,10 +13,9 @@ Two things are knowable before that:
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
-from flarespec.engine.paths import CompiledJsonPath, PathSyntaxError
+from flarespec.engine.paths import CompiledJsonPath, PathSyntaxError, compile_template
 from flarespec.spec.errors import ERROR, WARNING, SpecIssue, did_you_mean
 from flarespec.spec.references import referenced_members
 from flarespec.spec.resolve import ResolvedSpec
@@ -24,10 +23,6 @@ from flarespec.spec.resolve import ResolvedSpec
 UNFILLABLE = "spec.unfillable-placeholder"
 UNKNOWN_FIELD = "spec.placeholder-field-unread"
 
-# A binding placeholder of a template (engine/paths.py ``Template``): ``{group.kind}``. This
-# is the run-time ``{...}`` grammar, distinct from the resolve-time ``${...}`` constants
-# (spec/tokens.py), which are gone from a resolved spec.
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z0-9_-]+)[^{}]*\}")
 _SECTIONS = ("documents", "iterations", "rules", "metric", "identities", "applies_to")
 
 
@@ -72,8 +67,22 @@ def _judge(name, field, text, mark, fields: set | None, read: Counter) -> SpecIs
 
 
 def _placeholders(text: str, iterations) -> list[tuple[str, str]]:
-    return [(name, field) for name, field in _PLACEHOLDER.findall(text)
-            if name in iterations and ":" not in field]
+    """(iteration, field) of every binding placeholder ``{group.kind}`` of ``text``, split as
+    the engine splits it (engine/paths.py ``compile_template``; engine/arguments.py fills
+    it): a placeholder with ``:`` is a reference, one with ``@`` reads the binding's
+    metadata, neither reads a field."""
+    if "{" not in text:
+        return []
+    try:
+        placeholders = compile_template(text).placeholders
+    except PathSyntaxError:
+        return []  # unbalanced braces: no template (the compiler refuses one where it stands)
+    found = []
+    for placeholder in placeholders:
+        name, _, field = placeholder.partition(".")
+        if name in iterations and field and ":" not in placeholder and "@" not in placeholder:
+            found.append((name, field.split(".", 1)[0]))
+    return found
 
 
 def _constant_fields(iteration: dict, constants: dict) -> set | None:

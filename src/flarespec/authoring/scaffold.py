@@ -26,13 +26,13 @@ import yaml
 
 from flarespec.spec.errors import SpecInvalid, SpecIssue
 from flarespec.spec.resolve import ResolvedSpec
+from flarespec.spec.tokens import Token, find_tokens
 from flarespec.spec.yamlmarks import plain
 
 SCAFFOLD = "spec.scaffold"
 SHORT_REVISION = 8
 REVISION = re.compile(r"[A-Za-z0-9._-]+")  # safe in an id and in a file name
 LONG_TEXT = 80  # characters: longer text is written as a folded block
-_REFERENCE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)\}$")
 
 
 @dataclass(frozen=True)
@@ -90,11 +90,19 @@ def _pin(parent: ResolvedSpec) -> Pin:
     if not isinstance(own, dict) or "equals" not in own:
         _refuse(f"{parent.id} has no applies_to with `equals`: there is no revision to "
                 f"re-pin (write the child's applies_to by hand)")
-    match = _REFERENCE.match(str(own["equals"]))
-    if match is None:
+    token = _whole_token(str(own["equals"]))
+    if token is None:
         return Pin(own, None, (), own["equals"])
-    name, members = match.group(1), tuple(m for m in match.group(2).split(".") if m)
-    return Pin(own, name, members, parent.data["applies_to"]["equals"])
+    name, *members = token.name.split(".")
+    return Pin(own, name, tuple(members), parent.data["applies_to"]["equals"])
+
+
+def _whole_token(text: str) -> Token | None:
+    """The one ``${name.path}`` (no filter) that is all of ``text`` (spec/tokens.py)."""
+    tokens = list(find_tokens(text))
+    if len(tokens) == 1 and tokens[0].text == text and tokens[0].filter is None:
+        return tokens[0]
+    return None
 
 
 def _restated(parent: ResolvedSpec, pin: Pin, revision: str):

@@ -22,13 +22,7 @@ from dataclasses import dataclass, field
 
 from flarespec.spec.errors import SpecInvalid, SpecIssue
 from flarespec.spec.load import SpecFile, SpecLibrary
-from flarespec.spec.tokens import (  # noqa: F401  (DOTTED_KEY, PATH_FILTERS: re-exported)
-    DOTTED_KEY,
-    PATH_FILTERS,
-    TokenError,
-    lookup_constant,
-    substitute,
-)
+from flarespec.spec.tokens import TokenError, lookup_constant, substitute
 from flarespec.spec.yamlmarks import MarkedDict, MarkedList, plain
 
 # the rule a ${...} that cannot be substituted breaks, by TokenError.code

@@ -14,8 +14,9 @@ a string is spelled as it is and a number as its digits, while a boolean, null, 
 mapping is refused (only a whole string may be replaced by it). A ``${`` that does not open
 a token of this grammar (``${}``, ``${a b}``, ``${1x}``, ``${a.}``, an unclosed ``${a``) is
 refused too: nothing is left unsubstituted by accident. ``spec.resolve`` (specs),
-``spec.diff`` (which constants a rule spells) and ``fixtures.catalog`` (cases) all read
-tokens here (docs/spec-language.md, constants).
+``review.diff`` (which constants a rule spells), ``authoring.lint`` and ``authoring.scaffold``
+(the constants a text spells) and ``fixtures.catalog`` (cases) all read tokens here
+(docs/spec-language.md, constants).
 """
 
 from __future__ import annotations
