@@ -21,6 +21,7 @@ plan's cursor, which has the same ``match``, ``index`` and ``file``).
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 from flarespec.engine.paths import Match
@@ -65,7 +66,7 @@ class Accessor:
         if split is None:
             return self._general_values
         root, select = split
-        target = self.ref.target
+        target, plain = self.ref.target, self._plain()
         if target == "constants":
             constants = self._evaluation.spec.constants
             return lambda scope: select(constants, scope)
@@ -77,7 +78,20 @@ class Accessor:
                 return select(binding.match.value, scope)
             return from_binding
         document = self._evaluation.document
+        if plain is not None:
+            return lambda scope: plain(document(target, scope).value)  # root and select, inline
         return lambda scope: select(document(target, scope).value, scope)  # root, inline
+
+    def _plain(self) -> Callable[[Any], list] | None:
+        """``value -> the selected values`` when the selection needs nothing of the scope (a
+        JSONPath, a pointer without placeholders): ``_selector`` without its scope."""
+        if self.metadata:
+            return None
+        if self._jsonpath is not None:
+            return self._jsonpath.values
+        if not self._pointer.dynamic:
+            return functools.partial(self._pointer.values, fill=None)
+        return None
 
     def _split(self) -> tuple[Callable[[dict], Any], Callable[[Any, dict], list]] | None:
         """A common form as (``scope -> the value selected from``, ``(that value, scope) ->
@@ -118,6 +132,9 @@ class Accessor:
             return self.values
         root, select = split
         if ref.target == own:
+            plain = self._plain()
+            if plain is not None:
+                return lambda x: plain(x.cursor.value)
             return lambda x: select(x.cursor.value, x)
         key = (self, "root")
 

@@ -103,7 +103,7 @@ class PointerTemplate:
     segments: tuple[Segment, ...]
     # True when some segment has a placeholder, i.e. ``fill`` is ever called
     dynamic: bool = field(init=False, compare=False, repr=False)
-    _keys: tuple = field(init=False, compare=False, repr=False)
+    _steps: tuple = field(init=False, compare=False, repr=False)
 
     @property
     def placeholders(self) -> tuple[str, ...]:
@@ -116,9 +116,11 @@ class PointerTemplate:
 
     def __post_init__(self):
         object.__setattr__(self, "dynamic", bool(self.placeholders))
-        # per key segment, worked out once: (literal text, its index when it reads as one,
-        # the one placeholder it consists of); a filter segment or a mixed template is None
-        object.__setattr__(self, "_keys", tuple(_key_step(segment) for segment in self.segments))
+        # per segment, worked out once: (literal text, its index when it reads as one, the
+        # one placeholder it consists of, None), or (None, None, None, the segment) for a
+        # filter segment or a key mixing text and placeholders
+        object.__setattr__(self, "_steps", tuple(_key_step(segment) or (None, None, None, segment)
+                                                 for segment in self.segments))
 
     def find(self, value: Any, fill: Callable[[str], Any] | None, base: "str | Match" = "$"
              ) -> list[Match]:
@@ -137,8 +139,8 @@ class PointerTemplate:
         are appended to ``keys`` unless it is None. A placeholder that fills in an integer
         (``{item@index}``) indexes a list as that integer and names an object's member by
         its decimal text, exactly as the rendered text would."""
-        for segment, known in zip(self.segments, self._keys):
-            if known is None:
+        for text, number, single, segment in self._steps:
+            if segment is not None:  # a filter segment, or a key mixing text and placeholders
                 if segment.filter_value is not None:
                     value, step = _filtered(value, segment, fill)
                     if value is _MISSING:
@@ -146,32 +148,32 @@ class PointerTemplate:
                     if keys is not None:
                         keys.append(step)
                     continue
-                text, number = segment.key.render(fill), None
-            else:
-                text, number, single = known
-                if single is not None:
-                    filled = fill(single)
-                    if type(filled) is int:
-                        text, number = str(filled), filled
-                    else:
-                        text = str(filled)
-            if type(value) is dict or isinstance(value, dict):
+                text = segment.key.render(fill)
+            elif single is not None:
+                filled = fill(single)
+                if type(filled) is int:
+                    text, number = str(filled), filled
+                else:
+                    text = str(filled)
+            if isinstance(value, dict):
                 if text not in value:
                     return _MISSING
-                value, step = value[text], text
+                value = value[text]
+                if keys is not None:
+                    keys.append(text)
             elif isinstance(value, list):
                 if number is None:
                     if not INDEX.fullmatch(text):
                         return _MISSING
                     number = int(text)
-                if not -len(value) <= number < len(value):
+                size = len(value)
+                if not -size <= number < size:
                     return _MISSING
-                step = number % len(value)
-                value = value[step]
+                value = value[number]
+                if keys is not None:
+                    keys.append(number % size)
             else:
                 return _MISSING
-            if keys is not None:
-                keys.append(step)
         return value
 
 
@@ -181,9 +183,9 @@ def _key_step(segment: Segment) -> tuple | None:
     template = segment.key
     if template.literal is not None:
         literal = template.literal
-        return literal, int(literal) if INDEX.fullmatch(literal) else None, None
+        return literal, int(literal) if INDEX.fullmatch(literal) else None, None, None
     if template.single is not None:
-        return None, None, template.single
+        return None, None, template.single, None
     return None
 
 
