@@ -187,7 +187,7 @@ class FileStore:
         real, st = self._resolve(rel, "file")
         if st.st_size > limit:
             raise too_large("file", st.st_size, limit)
-        handle, before = self._open_with_stat(real)
+        handle, before = self._open(real)
         with handle:
             data = _read_at_most(handle, limit + 1, expected=st.st_size + 1)
             after = os.fstat(handle.fileno())
@@ -207,7 +207,7 @@ class FileStore:
         if n < 0:
             raise ValueError("n must be >= 0")
         real, _ = self._resolve(rel, "file")
-        with self._open(real) as handle:
+        with self._open(real)[0] as handle:
             return _read_at_most(handle, n)
 
     def size(self, rel: str) -> int:
@@ -222,7 +222,7 @@ class FileStore:
         cached = self._hashes.get(real)
         if cached is not None:
             return cached
-        handle, before = self._open_with_stat(real)
+        handle, before = self._open(real)
         with handle:
             digest = _process_hashes.get((real, *_identity(before)))
             if digest is None:
@@ -242,11 +242,9 @@ class FileStore:
         if _identity(before) == _identity(after):  # not changed while read: safe to share
             _process_hashes[(real, *_identity(before))] = digest
 
-    def _open(self, real: str):
-        return self._open_with_stat(real)[0]
-
-    def _open_with_stat(self, real: str):
-        """The file opened for reading (unbuffered), and its ``fstat`` as opened."""
+    def _open(self, real: str) -> tuple:
+        """The file opened for reading (unbuffered), and its ``fstat`` as opened (every
+        open of a store goes through here)."""
         try:
             fd = os.open(real, _OPEN_FLAGS)
         except OSError as exc:
