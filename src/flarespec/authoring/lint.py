@@ -29,7 +29,8 @@ from flarespec.spec.load import SpecFile, SpecLibrary, bundled_spec_dir, read_sp
 from flarespec.spec.open import bundled_compiled, bundled_library, is_path, unknown_spec
 from flarespec.spec.resolve import ResolvedSpec, dropped_document_references, resolve
 from flarespec.spec.tokens import find_tokens, lookup_constant
-from flarespec.spec.yamlmarks import Mark, SpecYamlError, load_marked, mark_at, plain
+from flarespec.spec.yamlmarks import (
+    Mark, SpecYamlError, load_marked, mark_at, marked_strings, plain)
 
 NO_APPLIES_TO = "spec.no-applies-to"
 APPLIES_TO_OVERLAP = "spec.applies-to-overlap"
@@ -206,26 +207,13 @@ def _warnings(resolved: ResolvedSpec) -> list[SpecIssue]:
             "remove draft: true when the revision is released",
             getattr(own, "key_marks", {}).get("draft"), DRAFT, WARNING))
     constants = own.get("constants")
-    for text, mark in _strings(constants, getattr(own, "key_marks", {}).get("constants")):
+    for text, mark in marked_strings(constants, getattr(own, "key_marks", {}).get("constants")):
         if "${" in text:
             found.append(SpecIssue(
                 f"{text!r}: ${{...}} is not substituted inside constants; it stays this "
                 f"literal text (write the value itself, or refer to it from the rules)",
                 mark, CONSTANT_IN_CONSTANTS, WARNING))
     return found
-
-
-def _strings(value, mark):
-    """(string, mark) for every string inside a marked value."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield from _strings(item, getattr(value, "key_marks", {}).get(key, mark))
-    elif isinstance(value, list):
-        marks = getattr(value, "item_marks", None) or [mark] * len(value)
-        for item, item_mark in zip(value, marks):
-            yield from _strings(item, item_mark)
-    elif isinstance(value, str):
-        yield value, mark
 
 
 # ------------------------------------------------------------------------- locations

@@ -19,6 +19,7 @@ from flarespec.engine.paths import CompiledJsonPath, PathSyntaxError, compile_te
 from flarespec.spec.errors import ERROR, WARNING, SpecIssue, did_you_mean
 from flarespec.spec.references import referenced_members
 from flarespec.spec.resolve import ResolvedSpec
+from flarespec.spec.yamlmarks import marked_strings
 
 UNFILLABLE = "spec.unfillable-placeholder"
 UNKNOWN_FIELD = "spec.placeholder-field-unread"
@@ -31,7 +32,7 @@ def placeholder_issues(resolved: ResolvedSpec) -> list[SpecIssue]:
     data = resolved.data
     iterations = data.get("iterations") or {}
     strings = [(text, mark) for section in _SECTIONS
-               for text, mark in _strings(data.get(section), _key_mark(data, section))]
+               for text, mark in marked_strings(data.get(section), _key_mark(data, section))]
     read = Counter()
     for text, _ in strings:
         read.update(_placeholders(text, iterations))
@@ -103,18 +104,3 @@ def _constant_fields(iteration: dict, constants: dict) -> set | None:
 
 def _key_mark(data, key):
     return getattr(data, "key_marks", {}).get(key, getattr(data, "mark", None))
-
-
-def _strings(value, mark):
-    """(string, mark) for every string inside a marked value (the nearest key's mark)."""
-    stack = [(value, mark)]
-    while stack:
-        value, mark = stack.pop()
-        if isinstance(value, dict):
-            marks = getattr(value, "key_marks", {})
-            stack.extend((item, marks.get(key, mark)) for key, item in value.items())
-        elif isinstance(value, list):
-            marks = getattr(value, "item_marks", None) or [mark] * len(value)
-            stack.extend(zip(value, marks))
-        elif isinstance(value, str):
-            yield value, mark

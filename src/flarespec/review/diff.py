@@ -179,14 +179,10 @@ def _substituted_constants(resolved) -> dict[str, set[str]]:
 
 
 def _strings(value) -> Iterator[str]:
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-    elif isinstance(value, str):
-        yield value
+    """Every string inside a value (spec/yamlmarks.py walks it)."""
+    from flarespec.spec.yamlmarks import marked_strings
+
+    return (text for text, _ in marked_strings(value))
 
 
 def _spelled_constants(value) -> Iterator[str]:

@@ -16,6 +16,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from typing import Iterator
 
 import yaml
 
@@ -322,6 +323,23 @@ def mark_at(tree, path) -> Mark | None:
         else:
             break
     return found
+
+
+def marked_strings(value, mark: Mark | None = None) -> Iterator[tuple[str, Mark | None]]:
+    """(string, mark) for every string inside ``value``, in document order, each with the
+    mark of the nearest key or item that has one (``mark`` above them all). A plain value
+    gives ``mark`` for every string. Walked with a stack: no recursion at any depth."""
+    stack = [(value, mark)]
+    while stack:
+        value, mark = stack.pop()
+        if isinstance(value, dict):
+            marks = getattr(value, "key_marks", {})
+            stack.extend(reversed([(item, marks.get(key, mark)) for key, item in value.items()]))
+        elif isinstance(value, list):
+            marks = getattr(value, "item_marks", None) or [mark] * len(value)
+            stack.extend(reversed(list(zip(value, marks))))
+        elif isinstance(value, str):
+            yield value, mark
 
 
 def plain(value):
