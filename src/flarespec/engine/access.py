@@ -42,9 +42,23 @@ def _held(values: Callable[[dict], list], key) -> Callable[[dict], list]:
     return held_values
 
 
+def _bound_indices(pointer) -> dict[str, str] | None:
+    """placeholder -> iteration name, for a pointer whose every placeholder is a bound
+    element's index (``{item@index}``); None for any other pointer (or none)."""
+    if pointer is None or not pointer.dynamic:
+        return None
+    bound = {}
+    for placeholder in pointer.placeholders:
+        name, _, meta = placeholder.partition("@")
+        if meta != "index" or not name.isidentifier():
+            return None
+        bound[placeholder] = name
+    return bound
+
+
 class Accessor:
     __slots__ = ("ref", "metadata", "values", "_root", "_evaluation", "_pinned", "_jsonpath",
-                 "_pointer")
+                 "_pointer", "_bound")
 
     def __init__(self, evaluation, ref):
         self.ref = ref
@@ -54,6 +68,7 @@ class Accessor:
         self._jsonpath = ref.jsonpath
         self._pointer = ref.pointer
         self._root = self._metadata_root() if ref.metadata else self._value_root()
+        self._bound = _bound_indices(ref.pointer)
         self.values = self._values()
 
     # ------------------------------------------------------------------ reading
@@ -136,14 +151,15 @@ class Accessor:
             if plain is not None:
                 return lambda x: plain(x.cursor.value)
             return lambda x: select(x.cursor.value, x)
-        key = (self, "root")
+        # a pointer filled by the element's index (by_index) into what the parent fixes
+        key, index_fill, walk = (self, "root"), self._index_fill, self._pointer.values
 
         def from_held_root(x) -> list:  # e.g. a document's /events/{own@index}
             held = x.held
-            value = held.get(key, _NOT_HELD)
-            if value is _NOT_HELD:
-                value = held[key] = root(x)
-            return select(value, x)
+            found = held.get(key)
+            if found is None:  # the filler reads the indices as it walks: one per parent
+                found = held[key] = (root(x), index_fill(x))
+            return walk(*found)
         return from_held_root
 
     def _selector(self) -> Callable[[Any, dict], list] | None:
@@ -156,16 +172,19 @@ class Accessor:
         pointer = self._pointer
         if not pointer.dynamic:
             return lambda value, scope: pointer.values(value, None)
-        bound = {}
-        for placeholder in pointer.placeholders:
-            name, _, meta = placeholder.partition("@")
-            if meta != "index" or not name.isidentifier():
-                return None
-            bound[placeholder] = name
+        if self._bound is None:
+            return None
+        index_fill, walk = self._index_fill, pointer.values
 
         def by_index(value, scope: dict) -> list:
-            return pointer.values(value, lambda placeholder: scope[bound[placeholder]].index)
+            return walk(value, index_fill(scope))
         return by_index
+
+    def _index_fill(self, scope: dict) -> Callable[[str], int]:
+        """The filler of a pointer whose placeholders are bound indices: each placeholder's
+        binding's index in ``scope``, read when the walk asks for it."""
+        bound = self._bound
+        return lambda placeholder: scope[bound[placeholder]].index
 
     def _general_values(self, scope: dict) -> list:
         if self._pinned:

@@ -157,13 +157,7 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
             if values is None or rule.requires and self._required_failed(rule, parent):
                 continue  # no elements, or all skipped: their cause is already reported
             element, matches = self._planner.element(parent, iteration.name), None
-            for index, value in enumerate(values):
-                element.move(index, value)
-                try:
-                    if plan(element) is True:
-                        continue
-                except Exception:  # not known: the reporting path decides (_known_to_pass)
-                    pass
+            for index in element.unknown(plan, values):  # not known to pass: reported
                 if matches is None:  # the elements' places, only once one is needed
                     matches, file = self.resolve(iteration.over, parent)
                 self._apply_once(rule, self._child(iteration, parent, index, matches[index],

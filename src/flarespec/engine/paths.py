@@ -127,24 +127,19 @@ class PointerTemplate:
         start = base if isinstance(base, Match) else Match(value, base)
         keys: list = list(start._keys)
         found = self._walk(value, fill, keys)
-        return [] if found is _MISSING else [Match(found, start._base, tuple(keys))]
+        return [Match(found[0], start._base, tuple(keys))] if found else []
 
-    def values(self, value: Any, fill: Callable[[str], Any] | None) -> list:
-        """The value the pointer names, as a list of one, or []; no match is built."""
-        found = self._walk(value, fill, None)
-        return [] if found is _MISSING else [found]
-
-    def _walk(self, value: Any, fill, keys: list | None) -> Any:
-        """The value at the pointer (``_MISSING`` when nothing is there); the keys walked
-        are appended to ``keys`` unless it is None. A placeholder that fills in an integer
-        (``{item@index}``) indexes a list as that integer and names an object's member by
-        its decimal text, exactly as the rendered text would."""
+    def _walk(self, value: Any, fill, keys: list | None = None) -> list:
+        """The value at the pointer as a list of one, or [] when nothing is there; the keys
+        walked are appended to ``keys`` unless it is None. A placeholder that fills in an
+        integer (``{item@index}``) indexes a list as that integer and names an object's
+        member by its decimal text, exactly as the rendered text would."""
         for text, number, single, segment in self._steps:
             if segment is not None:  # a filter segment, or a key mixing text and placeholders
                 if segment.filter_value is not None:
                     value, step = _filtered(value, segment, fill)
                     if value is _MISSING:
-                        return _MISSING
+                        return []
                     if keys is not None:
                         keys.append(step)
                     continue
@@ -157,24 +152,28 @@ class PointerTemplate:
                     text = str(filled)
             if isinstance(value, dict):
                 if text not in value:
-                    return _MISSING
+                    return []
                 value = value[text]
                 if keys is not None:
                     keys.append(text)
             elif isinstance(value, list):
                 if number is None:
                     if not INDEX.fullmatch(text):
-                        return _MISSING
+                        return []
                     number = int(text)
                 size = len(value)
                 if not -size <= number < size:
-                    return _MISSING
+                    return []
                 value = value[number]
                 if keys is not None:
                     keys.append(number % size)
             else:
-                return _MISSING
-        return value
+                return []
+        return [value]
+
+    # ``values(value, fill)``: the value the pointer names, as a list of one, or []; no
+    # match is built (the walk itself, called without keys)
+    values = _walk
 
 
 def _key_step(segment: Segment) -> tuple | None:

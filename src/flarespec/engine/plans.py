@@ -25,7 +25,7 @@ the violations.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from flarespec.engine.refs import ArgRef, ArgTemplate, Condition, Ref
 
@@ -62,6 +62,20 @@ class Element(dict):
 
     def move(self, index: int, value: Any) -> None:
         self.cursor.index, self.cursor.value = index, value
+
+    def unknown(self, plan: Plan, values: list) -> Iterator[int]:
+        """The positions of the elements (``values``, the parent's) that ``plan`` does not
+        know to pass, in order: one loop per parent, the cursor moved in place. A plan that
+        raises does not know."""
+        cursor = self.cursor
+        for index, value in enumerate(values):
+            cursor.index, cursor.value = index, value
+            try:
+                if plan(self) is True:
+                    continue
+            except Exception:  # not known: the reporting path decides
+                pass
+            yield index
 
 
 class _Cursor:

@@ -11,8 +11,10 @@ non-integral number); ``True`` is never ``1`` and ``1`` is never ``1.0``.
 from __future__ import annotations
 
 import functools
+import io
 import json
 import math
+import pickle
 from decimal import Decimal
 from typing import Any, Iterator
 
@@ -87,12 +89,47 @@ def is_integral_number(value: Any) -> bool:
 
 
 def same_json(left: Any, right: Any) -> bool:
-    """Fast type-strict equality of large values: JSON text keeps 1, 1.0 and true apart."""
+    """Fast type-strict equality of large values: JSON text keeps 1, 1.0 and true apart.
+    Two values that pickle to the same bytes are the same JSON text (the cheaper test is
+    asked first: a pickle is a quarter of the text's time)."""
+    if _same_pickle(left, right):
+        return True
     try:
         return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
     except RecursionError:  # nested deeper than json.dumps goes: compare without recursion
         return strict_equal(left, right)
     except (TypeError, ValueError):
+        return False
+
+
+class _NotPlain(Exception):
+    pass
+
+
+class _PlainPickler(pickle.Pickler):
+    """Pickles the exact built-in types alone: anything else (a Decimal, a dict or list
+    subclass such as the spec's marked containers) is refused, and left to the JSON text.
+    The built-ins it pickles without asking (bytes, sets) are no JSON value and never in a
+    document or a spec's value (loaders and the spec give JSON types, and Decimals)."""
+
+    def reducer_override(self, obj):
+        raise _NotPlain
+
+
+def _plain_pickle(value: Any) -> bytes:
+    buffer = io.BytesIO()
+    _PlainPickler(buffer, 5).dump(value)
+    return buffer.getvalue()
+
+
+def _same_pickle(left: Any, right: Any) -> bool:
+    """True when both values pickle to the same bytes: the same types (1, 1.0 and True
+    pickle apart), the same members in the same order, hence the same JSON text, sorted or
+    not. False when they differ or either is refused (or nests deeper than pickle goes):
+    the JSON text decides then."""
+    try:
+        return _plain_pickle(left) == _plain_pickle(right)
+    except (_NotPlain, RecursionError):
         return False
 
 

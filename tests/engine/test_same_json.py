@@ -1,0 +1,59 @@
+"""``same_json`` asks whether two values pickle alike before it compares their JSON text:
+the answer is the text's answer either way (types kept apart, key order free, Decimals and
+the spec's marked containers left to the text)."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flarespec.engine import values as values_module
+from flarespec.engine.values import same_json
+from flarespec.spec.yamlmarks import MarkedDict
+
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True),
+                    st.text(max_size=3), st.sampled_from([0, 1, 1.0, True, -0.0, 0.0]))
+VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.sampled_from("abc"), inner, max_size=3)),
+    max_leaves=8)
+
+
+def _by_text(left, right) -> bool:
+    try:
+        return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
+    except (TypeError, ValueError):
+        return False
+
+
+@settings(max_examples=300)
+@given(left=VALUES, right=VALUES)
+def test_the_answer_is_the_json_texts(left, right):
+    assert same_json(left, right) is _by_text(left, right)
+    assert same_json(left, left) is _by_text(left, left)
+
+
+@pytest.mark.parametrize("left, right, same", [
+    ({"a": 1, "b": [1.0, True]}, {"b": [1.0, True], "a": 1}, True),  # key order free
+    ([1], [1.0], False), ([1], [True], False), ([0.0], [-0.0], False),
+    ([float("nan")], [float("nan")], True),  # the text "NaN" on both sides
+    ([Decimal("1.5")], [Decimal("1.5")], False),  # no JSON text: refused by the pickle too
+])
+def test_examples(left, right, same):
+    assert same_json(left, right) is same
+
+
+def test_equal_pickles_decide_without_the_text(monkeypatch):
+    value = {"events": [{"seq": i, "token_ids": [i, i + 1], "text": "x"} for i in range(50)]}
+    copy = json.loads(json.dumps(value))
+    monkeypatch.setattr(values_module.json, "dumps", None)  # the text is never asked for
+    assert same_json(value, copy) is True
+
+
+def test_a_marked_container_is_left_to_the_text():
+    marked = MarkedDict(a=1)
+    assert values_module._same_pickle(marked, {"a": 1}) is False
+    assert same_json(marked, {"a": 1}) is True
