@@ -55,5 +55,37 @@ def test_equal_pickles_decide_without_the_text(monkeypatch):
 
 def test_a_marked_container_is_left_to_the_text():
     marked = MarkedDict(a=1)
-    assert values_module._same_pickle(marked, {"a": 1}) is False
+    assert values_module.same_pickle(marked, {"a": 1}) is False
     assert same_json(marked, {"a": 1}) is True
+
+
+def test_finite_pickles_leave_nan_and_infinity_to_strict_equal():
+    from flarespec.engine.values import same_pickle, strict_equal
+
+    for value in ([float("nan")], [float("inf")], [-float("inf")], [1e308]):
+        assert same_pickle(value, list(value)) is True
+        assert same_pickle(value, list(value), finite=True) is False
+    assert same_pickle([1.5, 2], [1.5, 2], finite=True) is True
+    assert strict_equal([float("nan")], [float("nan")]) is False
+
+
+@pytest.mark.parametrize("value, other, keys, holds", [
+    ({"a": {"b": 1, "c": 2}}, {"a": {"c": 2}}, ["a.b"], True),
+    ({"a": {"b": 1, "c": 2}}, {"a": {"c": 3}}, ["a.b"], False),
+    ({"a": {"b": 1}}, {"a": {"b": 2}}, ["a.b"], False),  # present in both: no extra
+    ({"a": {"b": 1}}, {"a": [1]}, ["a.b"], False),
+    ({"a": {"b": 1}, "x": 1}, {"x": 1}, ["a", "a.b"], True),
+    ({"a": {"b": {"c": 1, "d": 1.0}}}, {"a": {"b": {"d": 1.0}}}, ["a.b.c"], True),
+    ({"a": {"b": {"c": 1, "d": 1.0}}}, {"a": {"b": {"d": 1}}}, ["a.b.c"], False),
+    ({"a": {"b": 1, "n": float("nan")}}, {"a": {"n": float("nan")}}, ["a.b"], False),
+    ({"a-b": 1, "x": 1}, {"x": 1}, ["a-b"], False),  # $['a-b'] is no $.a-b
+])
+def test_same_as_sets_aside_exactly_the_listed_extras(value, other, keys, holds):
+    from flarespec.engine.kinds import KINDS, _equal_but_allowed
+
+    arg = {"other": other, "allow_extra": {"keys": keys, "when": True}}
+    listed = next(iter(KINDS["same_as"].function(None, value, arg, "$")), None) is None
+    assert listed is holds
+    assert KINDS["same_as"].holds(None, value, arg) is holds
+    if _equal_but_allowed(value, other, keys):
+        assert holds

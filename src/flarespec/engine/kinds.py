@@ -46,6 +46,7 @@ from flarespec.engine.values import (
     is_number,
     json_type,
     same_json,
+    same_pickle,
     strict_equal,
 )
 
@@ -620,11 +621,9 @@ def same_as(ctx, value, arg, at) -> Iterator[Failure]:
     keys may be present in the given value alone, and only while the condition holds.
     """
     other = arg.get("other")
-    if same_json(value, other):
-        return
     extra = arg.get("allow_extra") or {}
     keys = extra.get("keys", []) if extra and extra.get("when", True) else []
-    if _equal_but_allowed(value, other, keys):
+    if keys and _equal_but_allowed(value, other, keys) or same_json(value, other):
         return
     allowed = {"$." + key for key in keys}
     for kind, location, mine, theirs in differences(value, other):
@@ -645,13 +644,48 @@ _MEMBER_NAME = re2.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # written "$.name" by dif
 
 def _equal_but_allowed(value, other, keys: list) -> bool:
     """The common case that makes two copies' texts differ, decided without listing the
-    differences: equal member by member once the allowed top-level extras are set aside.
-    (strict_equal, not JSON text: a NaN equals itself as text, member by member it does not.)"""
-    if not (keys and isinstance(value, dict) and isinstance(other, dict)) or \
-            not all(isinstance(key, str) and _MEMBER_NAME.fullmatch(key) for key in keys):
+    differences: equal once the allowed extras (``a.b``: the member ``b`` of ``a``, where
+    both copies' ``a`` are objects and only this one's has ``b``) are set aside: exactly
+    the extras the listing would pass over. (strict_equal, not JSON text: a NaN equals
+    itself as text, member by member it does not; pickles are compared first where no
+    float is NaN or infinite.)"""
+    if not (keys and isinstance(value, dict) and isinstance(other, dict)):
         return False
-    allowed = set(keys) - set(other)
-    return strict_equal({key: item for key, item in value.items() if key not in allowed}, other)
+    paths = []
+    for key in keys:
+        parts = key.split(".") if isinstance(key, str) else None
+        if not parts or not all(_MEMBER_NAME.fullmatch(part) for part in parts):
+            return False  # not written as member names: the listing decides
+        paths.append(parts)
+    trimmed = value
+    for parts in sorted(paths, key=len):
+        trimmed = _without_extra(trimmed, other, parts)
+    return _same_finite_pickle(trimmed, other) or strict_equal(trimmed, other)
+
+
+def _without_extra(value: dict, other: dict, parts: list[str]) -> dict:
+    """``value`` without the member at ``parts`` when it is an extra there (copied along the
+    path; ``value`` itself is never changed)."""
+    mine, theirs, chain = value, other, []
+    for part in parts[:-1]:
+        if not (isinstance(mine.get(part), dict) and isinstance(theirs.get(part), dict)):
+            return value
+        chain.append((mine, part))
+        mine, theirs = mine[part], theirs[part]
+    last = parts[-1]
+    if last not in mine or last in theirs:
+        return value
+    rebuilt = {key: item for key, item in mine.items() if key != last}
+    for parent, part in reversed(chain):
+        rebuilt = {**parent, part: rebuilt}
+    return rebuilt
+
+
+def _same_finite_pickle(left, right) -> bool:
+    """Equal pickles where no float is NaN or infinite (whose pickles begin "G\x7f" or
+    "G\xff"; an integer's bytes may look alike too: the slower test decides then): the
+    same types and members, so strict_equal holds."""
+    return same_pickle(left, right, finite=True)
 
 
 def _formula_arguments(arg, _documents) -> str | None:

@@ -92,7 +92,7 @@ def same_json(left: Any, right: Any) -> bool:
     """Fast type-strict equality of large values: JSON text keeps 1, 1.0 and true apart.
     Two values that pickle to the same bytes are the same JSON text (the cheaper test is
     asked first: a pickle is a quarter of the text's time)."""
-    if _same_pickle(left, right):
+    if same_pickle(left, right):
         return True
     try:
         return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
@@ -122,15 +122,20 @@ def _plain_pickle(value: Any) -> bytes:
     return buffer.getvalue()
 
 
-def _same_pickle(left: Any, right: Any) -> bool:
+def same_pickle(left: Any, right: Any, *, finite: bool = False) -> bool:
     """True when both values pickle to the same bytes: the same types (1, 1.0 and True
     pickle apart), the same members in the same order, hence the same JSON text, sorted or
     not. False when they differ or either is refused (or nests deeper than pickle goes):
-    the JSON text decides then."""
+    the JSON text decides then. With ``finite``, also False when a float may be NaN or
+    infinite (its pickle, "G" and 8 big-endian bytes, then begins "G\x7f" or "G\xff"; an
+    integer's bytes may look alike too): equal pickles then mean strict_equal too."""
     try:
-        return _plain_pickle(left) == _plain_pickle(right)
+        pickled = _plain_pickle(left)
+        if pickled != _plain_pickle(right):
+            return False
     except (_NotPlain, RecursionError):
         return False
+    return not finite or (b"G\x7f" not in pickled and b"G\xff" not in pickled)
 
 
 def strict_equal(left: Any, right: Any) -> bool:
