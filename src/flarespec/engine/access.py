@@ -42,15 +42,17 @@ def _held(values: Callable[[dict], list], key) -> Callable[[dict], list]:
     return held_values
 
 
-def _bound_indices(pointer) -> dict[str, str] | None:
-    """placeholder -> iteration name, for a pointer whose every placeholder is a bound
-    element's index (``{item@index}``); None for any other pointer (or none)."""
+def _bound_placeholders(pointer) -> dict[str, str] | None:
+    """placeholder -> iteration name, for a pointer whose every placeholder reads a bound
+    element (``{item@index}``, ``{item.name}``, ``{item.a.b}``: no document, no label);
+    None for any other pointer (or none)."""
     if pointer is None or not pointer.dynamic:
         return None
     bound = {}
     for placeholder in pointer.placeholders:
         name, _, meta = placeholder.partition("@")
-        if meta != "index" or not name.isidentifier():
+        name = name.split(".")[0] if not meta else name
+        if meta not in ("", "index") or ":" in placeholder or not name.isidentifier():
             return None
         bound[placeholder] = name
     return bound
@@ -68,7 +70,7 @@ class Accessor:
         self._jsonpath = ref.jsonpath
         self._pointer = ref.pointer
         self._root = self._metadata_root() if ref.metadata else self._value_root()
-        self._bound = _bound_indices(ref.pointer)
+        self._bound = _bound_placeholders(ref.pointer)
         self.values = self._values()
 
     # ------------------------------------------------------------------ reading
@@ -135,9 +137,9 @@ class Accessor:
         the first element that asks (so documents load when they always did; a read that
         raises is not kept, and raises again for the next element); the element's own value
         is read from the cursor. Only for the forms an element plan admits (unpinned;
-        metadata ``index``; placeholders that are bound indices)."""
+        metadata ``index``; placeholders that read bound elements' indices or members)."""
         ref = self.ref
-        names = {placeholder.partition("@")[0] for placeholder in ref.placeholders}
+        names = set((self._bound or {}).values())
         if ref.target != own and own not in names:
             return _held(self.values, self)
         if self.metadata == "index" and ref.target == own:
@@ -151,7 +153,7 @@ class Accessor:
             if plain is not None:
                 return lambda x: plain(x.cursor.value)
             return lambda x: select(x.cursor.value, x)
-        # a pointer filled by the element's index (by_index) into what the parent fixes
+        # a pointer filled from the element (by_index) into what the parent fixes
         key, index_fill, walk = (self, "root"), self._index_fill, self._pointer.values
 
         def from_held_root(x) -> list:  # e.g. a document's /events/{own@index}
@@ -180,11 +182,15 @@ class Accessor:
             return walk(value, index_fill(scope))
         return by_index
 
-    def _index_fill(self, scope: dict) -> Callable[[str], int]:
-        """The filler of a pointer whose placeholders are bound indices: each placeholder's
-        binding's index in ``scope``, read when the walk asks for it."""
+    def _index_fill(self, scope: dict) -> Callable[[str], Any]:
+        """The filler of a pointer whose placeholders read bound elements: an index straight
+        from the binding, a member as the general filler reads it (``_binding_value``), each
+        when the walk asks for it."""
         bound = self._bound
-        return lambda placeholder: scope[bound[placeholder]].index
+        if all(placeholder.endswith("@index") for placeholder in bound):
+            return lambda placeholder: scope[bound[placeholder]].index
+        binding_value = self._evaluation._binding_value
+        return lambda placeholder: binding_value(placeholder, scope)
 
     def _general_values(self, scope: dict) -> list:
         if self._pinned:

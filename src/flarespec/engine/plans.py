@@ -289,6 +289,7 @@ class _ElementRefs(_ScopeRefs):
             raise Ineligible(f"{ref.source} reads beyond the element and its parent")
         for placeholder in ref.placeholders:
             name, _, meta = placeholder.partition("@")
-            if meta != "index" or name not in self._bound:
-                raise Ineligible(f"{{{placeholder}}} needs more than a bound index")
+            if ":" in placeholder or meta not in ("", "index") or \
+                    (name if meta else name.split(".")[0]) not in self._bound:
+                raise Ineligible(f"{{{placeholder}}} needs more than a bound index or member")
         return self._evaluation.accessor(ref).element_values(self._name)
