@@ -45,10 +45,22 @@ class Documents:
         return self._store
 
     def _instance_key(self, name: str, scope: dict) -> tuple:
-        chain = self.document_chains[name]
+        return self._instance_keys[name](scope)
+
+    @staticmethod
+    def _instance_keyer(name: str, chain: tuple):
+        """``scope -> (name, the indices of the iterations the document depends on)``: its
+        instance's key, by a function made once per document (asked per reference read)."""
         if not chain:
-            return (name,)
-        return (name, *[scope[it].index for it in chain])
+            key = (name,)
+            return lambda scope: key
+        if len(chain) == 1:
+            (only,) = chain
+            return lambda scope: (name, scope[only].index)
+        if len(chain) == 2:
+            outer, inner = chain
+            return lambda scope: (name, scope[outer].index, scope[inner].index)
+        return lambda scope: (name, *[scope[it].index for it in chain])
 
     def _path_of(self, name: str, scope: dict) -> str | None:
         key = self._instance_key(name, scope)
@@ -91,7 +103,7 @@ class Documents:
         return path
 
     def document(self, name: str, scope: dict) -> Loaded:
-        key = self._instance_key(name, scope)
+        key = self._instance_keys[name](scope)
         loaded = self._documents.get(key)
         if loaded is None:
             loaded = self._documents[key] = self._load(name, scope)

@@ -70,6 +70,8 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         # reference, so once here rather than per binding)
         self.document_chains = {name: spec.iterations[document.each].chain if document.each
                                  else () for name, document in spec.documents.items()}
+        self._instance_keys = {name: self._instance_keyer(name, chain)
+                               for name, chain in self.document_chains.items()}
         self._leaves = set(spec.iterations) - {it.parent for it in spec.iterations.values()} \
             - {document.each for document in spec.documents.values()}
         self._unresolved: set[tuple] = set()  # (iteration, parent key) already reported

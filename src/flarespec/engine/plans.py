@@ -153,9 +153,16 @@ def _rule_plan(rule, refs) -> Plan:
             return verdict(found)
         return passes_static
     holds_for = rule.kind.holds_for
+    if when is None:
+        def passes_materialized(x) -> bool:  # the argument read per binding
+            found = given(x)
+            if not found and needs_some:
+                return empty_passes
+            return holds_for(None, found, arg(x))
+        return passes_materialized
 
     def passes(x) -> bool:
-        if when is not None and not when(x):
+        if not when(x):
             return True
         found = given(x)
         if not found and needs_some:
@@ -216,7 +223,13 @@ def _materializer(arg, refs) -> Callable[[Any], Any]:
         return refs.template(arg.template)
     if isinstance(arg, dict):
         members = [(key, _materializer(value, refs)) for key, value in arg.items()]
-        return lambda x: {key: member(x) for key, member in members}
+
+        def mapping(x) -> dict:  # a loop, not a comprehension: one frame per argument
+            built = {}
+            for key, member in members:
+                built[key] = member(x)
+            return built
+        return mapping
     parts = [_materializer(value, refs) for value in arg]  # a list
     return lambda x: [part(x) for part in parts]
 
