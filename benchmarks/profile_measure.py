@@ -9,7 +9,8 @@ from code outside it, callees included):
 
 * loading: ``flarespec/loaders/*`` (reading, hashing, parsing: the floor's work and the
   strict checks on top of it);
-* shapes: ``engine/shapes.py``, the generated shape verdicts and ``Evaluation._has_shape``;
+* shapes: ``engine/shapes.py``, the generated shape verdicts and ``_has_shape`` (of
+  ``Evaluation``, wherever the engine defines it);
 * receipt: ``adapter/receipt.py`` (building and writing the receipt);
 * start-up: imports and the compiled-spec cache (``spec/*``), everything before the first
   packet is evaluated;
@@ -49,7 +50,7 @@ def room_of(function: tuple) -> str | None:
     if "/flarespec/loaders/" in file:
         return "loading"
     if file.endswith("flarespec/engine/shapes.py") or file == "<shape verdict>" \
-            or (name == "_has_shape" and file.endswith("engine/evaluate.py")):
+            or (name == "_has_shape" and "/flarespec/engine/" in file):
         return "shapes"
     if file.endswith("flarespec/adapter/receipt.py"):
         return "receipt"
