@@ -119,19 +119,24 @@ class Kind:
         verdict on a scalar subject of an exact type whose equal values are type-strictly
         equal (None, bool, int, str: never a float, where 0.0 == -0.0) is therefore asked of
         the function once and remembered for this argument."""
-        function, at = self.function, EVERYWHERE if self.collective else HERE
+        function = self.function
         if self.collective:
             if alone:
-                return _remembered(lambda value: _none_yielded(function(None, [value], arg, at)))
-            return lambda values: _none_yielded(function(None, values, arg, at))
-        one = _remembered(lambda value: _none_yielded(function(None, value, arg, at)))
+                return _remembered(lambda value: _none_yielded(
+                    function(None, [value], arg, EVERYWHERE)))
+            return lambda values: _none_yielded(function(None, values, arg, EVERYWHERE))
+        remembered = _remembered(lambda value: _none_yielded(function(None, value, arg, HERE)))
         if alone:
-            return one
+            return remembered
 
-        def each(values: list) -> bool:
+        def each(values: list) -> bool:  # a scalar by what is remembered, any other anew
             for value in values:
-                if not one(value):
-                    return False
+                if type(value) in _MEMO_TYPES:
+                    if not remembered(value):
+                        return False
+                else:
+                    for _ in function(None, value, arg, HERE):
+                        return False
             return True
         return each
 
