@@ -81,7 +81,7 @@ class Accessor:
         other goes through the root and the general filler."""
         split = self._split()
         if split is None:
-            return self._general_values
+            return self._general()
         root, select = split
         target, plain = self.ref.target, self._plain()
         if target == "constants":
@@ -154,14 +154,14 @@ class Accessor:
                 return lambda x: plain(x.cursor.value)
             return lambda x: select(x.cursor.value, x)
         # a pointer filled from the element (by_index) into what the parent fixes
-        key, index_fill, walk = (self, "root"), self._index_fill, self._pointer.values
+        key, index_fill, walk = (self, "root"), self._index_filler(), self._pointer.values
 
         def from_held_root(x) -> list:  # e.g. a document's /events/{own@index}
             held = x.held
-            found = held.get(key)
-            if found is None:  # the filler reads the indices as it walks: one per parent
-                found = held[key] = (root(x), index_fill(x))
-            return walk(*found)
+            value = held.get(key, _NOT_HELD)
+            if value is _NOT_HELD:
+                value = held[key] = root(x)
+            return walk(value, index_fill(x))
         return from_held_root
 
     def _selector(self) -> Callable[[Any, dict], list] | None:
@@ -176,31 +176,41 @@ class Accessor:
             return lambda value, scope: pointer.values(value, None)
         if self._bound is None:
             return None
-        index_fill, walk = self._index_fill, pointer.values
+        index_fill, walk = self._index_filler(), pointer.values
 
         def by_index(value, scope: dict) -> list:
             return walk(value, index_fill(scope))
         return by_index
 
-    def _index_fill(self, scope: dict) -> Callable[[str], Any]:
-        """The filler of a pointer whose placeholders read bound elements: an index straight
-        from the binding, a member as the general filler reads it (``_binding_value``), each
-        when the walk asks for it."""
+    # The closures below capture what they read, never the accessor: an accessor holding a
+    # function that holds it would be a reference cycle, and everything it reaches (the
+    # evaluation, its documents) would wait for the cyclic collector to be freed.
+
+    def _index_filler(self) -> Callable[[dict], Callable[[str], Any]]:
+        """``scope -> the filler`` of a pointer whose placeholders read bound elements: an
+        index straight from the binding, a member as the general filler reads it
+        (``_binding_value``), each when the walk asks for it."""
         bound = self._bound
         if all(placeholder.endswith("@index") for placeholder in bound):
-            return lambda placeholder: scope[bound[placeholder]].index
+            return lambda scope: lambda placeholder: scope[bound[placeholder]].index
         binding_value = self._evaluation._binding_value
-        return lambda placeholder: binding_value(placeholder, scope)
+        return lambda scope: lambda placeholder: binding_value(placeholder, scope)
 
-    def _general_values(self, scope: dict) -> list:
-        if self._pinned:
-            scope = self._evaluation.pin(scope, self._pinned)
-        value, _, _ = self._root(scope)
-        if self.metadata:
-            return [value]
-        if self._jsonpath is not None:
-            return self._jsonpath.values(value)
-        return self._pointer.values(value, self._evaluation.filler(scope))
+    def _general(self) -> Callable[[dict], list]:
+        """``values`` of the other forms: through the root and the general filler."""
+        evaluation, pinned, root = self._evaluation, self._pinned, self._root
+        metadata, jsonpath, pointer = self.metadata, self._jsonpath, self._pointer
+
+        def general_values(scope: dict) -> list:
+            if pinned:
+                scope = evaluation.pin(scope, pinned)
+            value, _, _ = root(scope)
+            if metadata:
+                return [value]
+            if jsonpath is not None:
+                return jsonpath.values(value)
+            return pointer.values(value, evaluation.filler(scope))
+        return general_values
 
     def matches(self, scope: dict) -> tuple[list[Match], str | None]:
         """The places the reference selects here, and the file they lie in (None for
