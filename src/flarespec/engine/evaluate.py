@@ -131,7 +131,13 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         if not tracked and self._by_element(rule):
             return
         plan = self._planner.plan(rule) if self._planner is not None else None
-        for scope in self._rule_scopes(rule.for_each) if rule.for_each else [{}]:
+        scopes = self._rule_scopes(rule.for_each) if rule.for_each else [{}]
+        if plan is not None and not tracked and not rule.requires:
+            for scope in scopes:  # nothing to record per binding: passed, or reported
+                if not _known_to_pass(plan, scope):
+                    self._apply_once(rule, scope)
+            return
+        for scope in scopes:
             if rule.requires and self._required_failed(rule, scope):
                 passed = False  # skipped: its cause is already reported
             else:
