@@ -153,15 +153,17 @@ class Accessor:
             if plain is not None:
                 return lambda x: plain(x.cursor.value)
             return lambda x: select(x.cursor.value, x)
-        # a pointer filled from the element (by_index) into what the parent fixes
+        # a pointer filled from the element (by_index) into what the parent fixes: the root
+        # and the filler made once per parent (over the bindings it names: the cursor is
+        # one of them, moved in place; never over the element, which holds them)
         key, index_fill, walk = (self, "root"), self._index_filler(), self._pointer.values
+        names = tuple(names)
 
         def from_held_root(x) -> list:  # e.g. a document's /events/{own@index}
-            held = x.held
-            value = held.get(key, _NOT_HELD)
-            if value is _NOT_HELD:
-                value = held[key] = root(x)
-            return walk(value, index_fill(x))
+            found = x.held.get(key)
+            if found is None:
+                found = x.held[key] = (root(x), index_fill({name: x[name] for name in names}))
+            return walk(*found)
         return from_held_root
 
     def _selector(self) -> Callable[[Any, dict], list] | None:
