@@ -130,29 +130,34 @@ def shape_errors(document: dict, schema: dict = SPEC) -> list[tuple[tuple, str]]
     return found
 
 
+# How each cerberus error reads, by its code's name; {field}, {constraint} and {value} are
+# shown with repr. Any other error is worded generically.
+_WORDING = {
+    "UNKNOWN_FIELD": "unknown key {field}",
+    "REQUIRED_FIELD": "missing required key {field}",
+    "EXCLUDES_FIELD": "{field} cannot be combined with {constraint}",
+    "REGEX_MISMATCH": "{field}: {value} does not match {bare_constraint}",
+    "UNALLOWED_VALUE": "{field}: {value} is not one of {bare_constraint}",
+    "BAD_TYPE": "{field} must be of type {bare_constraint}",
+    "DEPENDENCIES_FIELD": "{field} needs {constraint}",
+}
+# errors about which keys are there, worded as such even where the field has a `meta` wording
+_ABOUT_KEYS = ("UNKNOWN_FIELD", "REQUIRED_FIELD", "EXCLUDES_FIELD", "DEPENDENCIES_FIELD")
+
+
 def _say(error, schema: dict) -> str:
     from cerberus import errors as codes
 
+    names = {getattr(codes, name).code: name for name in _WORDING}
+    name = names.get(error.code)
     field = error.field
     must = _rules_at(schema, error.schema_path).get("meta")
-    if must and error.code not in (codes.UNKNOWN_FIELD.code, codes.REQUIRED_FIELD.code,
-                                   codes.EXCLUDES_FIELD.code, codes.DEPENDENCIES_FIELD.code):
+    if must and name not in _ABOUT_KEYS:
         return f"{'item ' if isinstance(field, int) else ''}{field!r} must be {must}"
-    if error.code == codes.UNKNOWN_FIELD.code:
-        return f"unknown key {field!r}"
-    if error.code == codes.REQUIRED_FIELD.code:
-        return f"missing required key {field!r}"
-    if error.code == codes.EXCLUDES_FIELD.code:
-        return f"{field!r} cannot be combined with {error.constraint!r}"
-    if error.code == codes.REGEX_MISMATCH.code:
-        return f"{field!r}: {error.value!r} does not match {error.constraint}"
-    if error.code == codes.UNALLOWED_VALUE.code:
-        return f"{field!r}: {error.value!r} is not one of {error.constraint}"
-    if error.code == codes.BAD_TYPE.code:
-        return f"{field!r} must be of type {error.constraint}"
-    if error.code == codes.DEPENDENCIES_FIELD.code:
-        return f"{field!r} needs {error.constraint!r}"
-    return f"{field!r}: {error.rule} {error.constraint!r} violated (value {error.value!r})"
+    if name is None:
+        return f"{field!r}: {error.rule} {error.constraint!r} violated (value {error.value!r})"
+    return _WORDING[name].format(field=repr(field), constraint=repr(error.constraint),
+                                 value=repr(error.value), bare_constraint=error.constraint)
 
 
 def _rules_at(schema: dict, schema_path) -> dict:
