@@ -47,6 +47,45 @@ def spec():
     """
 
 
+@spec.command("kinds")
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per kind, in a list.")
+def list_kinds(name, as_json):
+    """List the assertion kinds a rule's `assert` may name, each with its documentation (or
+    NAME's alone). Every kind is one function in engine/kinds.py; see docs/spec-language.md
+    "Assertion kinds".
+
+    \b
+    flarespec spec kinds
+    flarespec spec kinds range
+    flarespec spec kinds --json
+    """
+    import inspect
+    import json
+
+    from flarespec.engine.kinds import KINDS
+    from flarespec.spec.errors import did_you_mean
+
+    if name is not None and name not in KINDS:
+        click.echo(f"error: unknown assertion kind {name!r}{did_you_mean(name, KINDS)}",
+                   err=True)
+        sys.exit(2)
+    kinds = [KINDS[name]] if name else [KINDS[key] for key in sorted(KINDS)]
+    if as_json:
+        click.echo(json.dumps([{"name": kind.name, "collective": kind.collective,
+                                "accepts_empty": kind.accepts_empty, "doc": kind.doc}
+                               for kind in kinds], indent=2, ensure_ascii=False))
+        return
+    for kind in kinds:
+        traits = ", ".join(trait for trait, on in (("collective", kind.collective),
+                                                   ("accepts an empty selection",
+                                                    kind.accepts_empty)) if on)
+        click.echo(f"{kind.name}" + (f"  ({traits})" if traits else ""))
+        doc = inspect.cleandoc(kind.doc)
+        doc = doc if name else doc.split("\n\n")[0]
+        click.echo("".join(f"    {line}\n" for line in doc.splitlines()).rstrip("\n"))
+
+
 @spec.command("list")
 def list_specs():
     """List the bundled specs and what each applies to (a spec without applies_to is
