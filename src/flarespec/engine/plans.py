@@ -5,15 +5,17 @@ interprets the rule each time: it builds matches with locations and words every 
 A plan decides what it can once per rule: a reference becomes its accessor's ``values``
 (engine/access.py: the one accessor every caller uses), an argument a materializer
 (``x -> value``), and the rule a function ``x -> True`` when its kind's verdict
-(``Kind.holds_for``: the kind's own function, "no first failure") holds for the selected
-values.
+(``Kind.holds_for``: the kind's own function, "no first failure"; for a static argument
+``Kind.verdict``, the same derivation bound once) holds for the selected values.
 
 Two forms, by what ``x`` is:
 
 * a **scope plan** takes the binding's scope, as the reporting path does;
 * an **element plan**, for a rule over a leaf iteration, takes an ``Element``: the parent
-  scope with the iteration bound to a cursor moved in place. The engine then makes no
-  scope and no binding for an element that passes. A rule whose references need more
+  scope with the iteration bound to a cursor moved in place, run by one loop per parent
+  (``Element.unknown``). The engine then makes no scope and no binding for an element that
+  passes, and what the parent fixes (documents, ancestors' values, a pointer's root) is
+  read once per parent (``Accessor.element_values``). A rule whose references need more
   than that (a pin, a label, a template, another iteration's binding) has no element plan
   and uses its scope plan.
 
