@@ -36,6 +36,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from flarespec.engine.values import is_number as _number, json_type
 from flarespec.loaders.locations import child_location, location_of  # noqa: F401 (re-exported)
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # fullmatch: "a\n" is no identifier
@@ -270,10 +271,6 @@ class _Compare:
         return _less(right, left) or _equal(left, right)
 
 
-def _number(value) -> bool:
-    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
-
-
 def _pair(a, b):
     """Two numbers made comparable exactly: a float beside a Decimal becomes the Decimal of
     its shortest text (what the document or the literal spelled)."""
@@ -284,20 +281,14 @@ def _pair(a, b):
     return a, b
 
 
+# RFC 9535 compares numbers as numbers, whatever their JSON token: integer and number are
+# one kind here (values.json_type keeps them apart for the `type` kind)
+_RFC_KIND = {"integer": "number"}
+
+
 def _kind(value) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if _number(value):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+    kind = json_type(value)
+    return _RFC_KIND.get(kind, kind)
 
 
 def _equal(a, b) -> bool:
