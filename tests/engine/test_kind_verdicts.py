@@ -219,3 +219,19 @@ def test_the_walk_through_kind_in_the_docs_works(tmp_path):
         assert cls == LOOSENING
     finally:
         KINDS.pop("max_utf8_bytes", None)
+
+
+@pytest.mark.parametrize("value, keys, digits, expected", [
+    ({"a": [1, {"b": 2}]}, ["a", 1, "b"], False, (True, 2)),
+    ({"a": [1, {"b": 2}]}, ["a", "1", "b"], False, (False, None)),   # a location's ['1'] is a name
+    ({"a": [1, {"b": 2}]}, ["a", "1", "b"], True, (True, 2)),        # a dotted a.1.b indexes
+    ({"0": "x"}, ["0"], True, (True, "x")),                          # an object's "0" is a name
+    ({"0": "x"}, [0], False, (False, None)),
+    ([1, 2], [2], False, (False, None)), ([1, 2], [-1], False, (False, None)),
+    ([1, 2], [True], False, (False, None)), ("text", ["t"], True, (False, None)),
+    ({"a": None}, ["a"], False, (True, None)), ({}, [], False, (True, {})),
+])
+def test_member_at_is_the_one_walk_by_keys(value, keys, digits, expected):
+    from flarespec.engine.values import member_at
+
+    assert member_at(value, keys, digits_index=digits) == expected

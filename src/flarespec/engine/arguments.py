@@ -9,30 +9,17 @@ binding, a static argument once.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
 from flarespec.engine.access import Accessor
 from flarespec.engine.paths import Match
 from flarespec.engine.problems import ArgumentUnresolved, Unavailable, Unresolvable
 from flarespec.engine.refs import ArgRef, ArgTemplate, Condition, Ref, compile_ref
+from flarespec.engine.values import member_at
 
 
 @lru_cache(maxsize=None)
 def placeholder_ref(text: str) -> Ref:
     return compile_ref(text)
-
-
-def dotted_member(value: Any, parts: list[str]) -> tuple[bool, Any]:
-    """(found, value) of a dotted placeholder's member: ``a.0.b`` (a digit indexes a list)."""
-    for part in parts:
-        if isinstance(value, dict) and part in value:
-            value = value[part]
-        elif isinstance(value, list) and part.isascii() and part.isdigit() \
-                and int(part) < len(value):
-            value = value[int(part)]
-        else:
-            return False, None
-    return True, value
 
 
 class Arguments:
@@ -83,7 +70,7 @@ class Arguments:
             return getattr(binding, meta)
         if meta:
             raise KeyError(text)
-        found, value = dotted_member(binding.value, parts[1:])
+        found, value = member_at(binding.value, parts[1:], digits_index=True)
         if not found:
             raise Unresolvable(f"{{{text}}} has no value here")
         return value

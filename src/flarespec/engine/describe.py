@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from flarespec.engine.arguments import dotted_member
 from flarespec.engine.kinds import Failure
 from flarespec.engine.paths import Match, child_location
 from flarespec.engine.problems import Unavailable, Unresolvable
@@ -20,13 +19,13 @@ from flarespec.engine.refs import (
     ArgRef,
     Ref,
     expected_ref,
-    first_step,
     relative_location,
     shown_ref,
 )
 from flarespec.engine.report import Violation, shown
-from flarespec.engine.values import strict_equal
+from flarespec.engine.values import member_at, strict_equal
 from flarespec.loaders import locate_line
+from flarespec.loaders.locations import location_keys
 
 
 _VALUES = ("expected", "actual")  # message placeholders shown as JSON values
@@ -34,18 +33,11 @@ _VALUES = ("expected", "actual")  # message placeholders shown as JSON values
 
 def _value_at(value: Any, suffix: str) -> tuple[bool, Any]:
     """(found, value) at a relative location (``.a[0]``) inside ``value``."""
-    while suffix:
-        step = first_step(suffix)
-        if step is None:
-            return False, None
-        key, suffix = step
-        if isinstance(value, dict) and not isinstance(key, int) and key in value:
-            value = value[key]
-        elif isinstance(value, list) and isinstance(key, int) and key < len(value):
-            value = value[key]
-        else:
-            return False, None
-    return True, value
+    try:
+        keys = location_keys("$" + suffix)
+    except ValueError:
+        return False, None
+    return member_at(value, keys)
 
 
 def _is_expected(value: Any, expected: Any) -> bool:
@@ -199,7 +191,7 @@ class Describing:
         def fill(placeholder):
             head, *parts = placeholder.split(".")
             if head in named:
-                present, value = dotted_member(named[head], parts)
+                present, value = member_at(named[head], parts, digits_index=True)
                 if not present:
                     return "{" + placeholder + "}"
                 if head in _VALUES:

@@ -207,3 +207,24 @@ def canonical_key(value: Any) -> str:
     except (RecursionError, ValueError):  # too deep for json.dumps, or an int too long for str
         text = json_text(value, sort_keys=True)
     return text + json_type(value)
+
+
+def member_at(value: Any, keys, *, digits_index: bool = False) -> tuple[bool, Any]:
+    """(found, value) at the place ``keys`` reach inside ``value``: a string names an
+    object's member, an integer a list's element (0 <= index < length). With
+    ``digits_index`` (a dotted name such as ``a.0.b``), a string of ASCII digits also indexes
+    a list. The one walk over a value by keys (locations and dotted names use it)."""
+    for key in keys:
+        if isinstance(value, dict):
+            if not isinstance(key, str) or key not in value:
+                return False, None
+            value = value[key]
+        elif isinstance(value, list):
+            if digits_index and isinstance(key, str) and key.isascii() and key.isdigit():
+                key = int(key)
+            if not isinstance(key, int) or isinstance(key, bool) or not 0 <= key < len(value):
+                return False, None
+            value = value[key]
+        else:
+            return False, None
+    return True, value

@@ -16,6 +16,7 @@ from typing import Iterator
 
 from flarespec.engine.hooks import Failure, MetricResult, check_hook, metric_hook
 from flarespec.engine.paths import child_location
+from flarespec.engine.values import member_at
 
 
 def _sample(values, name: str, source: str) -> tuple[int | None, Failure | None]:
@@ -95,9 +96,7 @@ def counter_delta(ctx, args) -> Iterator[Failure]:
     if "sum_field" in args:
         expected = 0
         for index, observation in enumerate(args["observations"] or []):
-            value = observation
-            for part in args["sum_field"].split("."):
-                value = value.get(part) if isinstance(value, dict) else None
+            _, value = member_at(observation, args["sum_field"].split("."), digits_index=True)
             if isinstance(value, bool) or not isinstance(value, int):
                 yield Failure(f"cannot sum {args['sum_field']}: {value!r} is not an integer",
                               "integer", value, location=f"$[{index}].{args['sum_field']}",
