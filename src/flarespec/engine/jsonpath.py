@@ -119,12 +119,6 @@ class _Filter:
     def __init__(self, expression):
         self.expression = expression
 
-    def __getstate__(self):
-        return self.expression
-
-    def __setstate__(self, state):
-        self.expression = state
-
 
 class _Query:
     """A query inside a filter: relative (``@``) or absolute (``$``)."""
@@ -177,12 +171,6 @@ class _Or:
     def __init__(self, items):
         self.items = items
 
-    def __getstate__(self):
-        return self.items
-
-    def __setstate__(self, state):
-        self.items = state
-
     def test(self, current, root) -> bool:
         return any(item.test(current, root) for item in self.items)
 
@@ -207,12 +195,6 @@ class _Literal:
     def __init__(self, value):
         self.value = value
 
-    def __getstate__(self):
-        return self.value
-
-    def __setstate__(self, state):
-        self.value = state
-
     def single(self, current, root):
         return self.value
 
@@ -224,12 +206,6 @@ class _Function:
 
     def __init__(self, name, argument):
         self.name, self.argument = name, argument
-
-    def __getstate__(self):
-        return self.name, self.argument
-
-    def __setstate__(self, state):
-        self.name, self.argument = state
 
     def single(self, current, root):
         if self.name == "length":
@@ -248,12 +224,6 @@ class _Compare:
 
     def __init__(self, operator, left, right):
         self.operator, self.left, self.right = operator, left, right
-
-    def __getstate__(self):
-        return self.operator, self.left, self.right
-
-    def __setstate__(self, state):
-        self.operator, self.left, self.right = state
 
     def test(self, current, root) -> bool:
         left, right = self.left.single(current, root), self.right.single(current, root)
