@@ -1,0 +1,1 @@
+"""Output: renderers of the one result model, and progress on stderr."""
