@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "flarespec"
-GENERIC_ROOMS = ("engine", "loaders", "spec", "adapter", "cli", "fixtures")
+GENERIC_ROOMS = ("engine", "loaders", "spec", "adapter", "cli", "fixtures", "output")
 FLARE_WORDS = re.compile(
     r"(?i)\bflare(?!spec)|ttft|sm12[01]|bce032c0|\[DONE\]|observation|measurements|"
     r"prefill|corpus|snapshot|kv_page|\b4096\b|\b512\b|\b65536\b")
