@@ -14,6 +14,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterable
 
 from flarespec.review.diff import LOOSENING, NEUTRAL, TIGHTENING, DiffResult, diff_specs
 
@@ -126,9 +127,24 @@ def _both(job: tuple[str, str, str]) -> tuple[Verdict, Verdict]:
     return _verdict(old_ref, entry), _verdict(new_ref, entry)
 
 
-def impact(old_ref: str, new_ref: str, inputs: list[Path],
-           workers: int | None = None) -> ImpactResult:
-    """Run both specs over every input (in parallel when there are several) and compare."""
+def _arrived(inputs: list[Path], verdicts: Iterable[tuple[Verdict, Verdict]],
+             renamed: dict[str, str],
+             on_input: Callable[[InputImpact], None] | None) -> list[InputImpact]:
+    """Each input's impact, in the order of ``inputs`` (``map`` yields in order, each pair
+    as soon as it and those before it are done), told to ``on_input`` as it arrives."""
+    results = []
+    for entry, (old, new) in zip(inputs, verdicts):
+        results.append(InputImpact(str(entry), old, new, renamed))
+        if on_input is not None:
+            on_input(results[-1])
+    return results
+
+
+def impact(old_ref: str, new_ref: str, inputs: list[Path], workers: int | None = None, *,
+           on_input: Callable[[InputImpact], None] | None = None) -> ImpactResult:
+    """Run both specs over every input (in parallel when there are several) and compare.
+    ``on_input`` is called with each input's impact as its verdict pair arrives, in the
+    order of ``inputs`` (the result's order): a progress hook."""
     from flarespec.review.git import linted
 
     diff = diff_specs(linted(old_ref), linted(new_ref))
@@ -137,11 +153,9 @@ def impact(old_ref: str, new_ref: str, inputs: list[Path],
     workers = min(workers or os.cpu_count() or 1, len(jobs))
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            verdicts = list(pool.map(_both, jobs))
+            results = _arrived(inputs, pool.map(_both, jobs), renamed, on_input)
     else:
-        verdicts = [_both(job) for job in jobs]
-    results = [InputImpact(str(entry), old, new, renamed)
-               for entry, (old, new) in zip(inputs, verdicts)]
+        results = _arrived(inputs, map(_both, jobs), renamed, on_input)
     return ImpactResult(diff, results, findings(diff, results))
 
 
