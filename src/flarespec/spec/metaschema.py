@@ -12,100 +12,179 @@ RULE_ID = r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$"
 SPEC_ID = r"^[a-z0-9][a-z0-9_.-]*(/[a-z0-9][a-z0-9_.-]*)*$"
 NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
-_CONDITION = {"type": "dict", "schema": {"given": {"type": "string", "required": True}},
-              "allow_unknown": True}
+def _about(description: str, *examples) -> dict:
+    """A field's ``meta`` for the JSON Schema of authoring/schema.py (editor hover text);
+    a ``meta`` that is a string is instead the wording of the field's errors (see ``_say``)."""
+    return {"description": description, **({"examples": list(examples)} if examples else {})}
+
+
+_CONDITION = {"type": "dict", "schema": {"given": {"type": "string", "required": True,
+                                                   "meta": _about("a reference: the places "
+                                                                  "the condition checks")}},
+              "allow_unknown": True,
+              "meta": _about("a condition: `given` and exactly one assertion kind; it holds "
+                             "when every place `given` selects passes the kind")}
 
 RULE = {
-    "id": {"type": "string", "required": True, "regex": RULE_ID},
-    "description": {"type": "string", "required": True, "empty": False},
-    "clause": {"type": "string"},
-    "severity": {"type": "string", "allowed": ["error", "warning"]},
-    "for_each": {"type": "string", "regex": NAME},
-    "when": _CONDITION,
-    "given": {"type": "string"},
-    "optional": {"type": "boolean"},
+    "id": {"type": "string", "required": True, "regex": RULE_ID,
+           "meta": _about("the rule id, unique in the spec: at least two dot-separated "
+                          "parts of a-z, 0-9, _ and -", "toy.item.colour")},
+    "description": {"type": "string", "required": True, "empty": False,
+                    "meta": _about("what the rule requires, in one sentence (required, "
+                                   "non-empty)")},
+    "clause": {"type": "string", "meta": _about("the normative clause it implements; free "
+                                                "text (spec diff: wording)", "4.2")},
+    "severity": {"type": "string", "allowed": ["error", "warning"],
+                 "meta": _about("error (the default) rejects; warning is reported in "
+                                "report.warnings only")},
+    "for_each": {"type": "string", "regex": NAME,
+                 "meta": _about("an iteration name: the rule runs once per binding of it")},
+    "when": dict(_CONDITION, meta=_about("a condition evaluated per binding: the rule is "
+                                         "skipped where it does not hold")),
+    "given": {"type": "string", "meta": _about("a reference (target:selector): the places "
+                                               "to check; required with assert",
+                                               "item:$.colour")},
+    "optional": {"type": "boolean", "meta": _about("true: an empty selection passes")},
     "assert": {"type": "dict", "minlength": 1, "maxlength": 1,
-               "excludes": "hook", "required": True},
-    "hook": {"type": "string", "excludes": "assert", "required": True},
-    "args": {"type": "dict", "dependencies": "hook"},
-    "message": {"type": "string"},
-    "requires": {"type": "list", "schema": {"type": "string", "regex": RULE_ID}},
+               "excludes": "hook", "required": True,
+               "meta": _about("exactly one assertion kind and its argument (or hook and "
+                              "args instead)")},
+    "hook": {"type": "string", "excludes": "assert", "required": True,
+             "meta": _about("instead of assert: a registered check hook")},
+    "args": {"type": "dict", "dependencies": "hook",
+             "meta": _about("the hook's argument values")},
+    "message": {"type": "string", "meta": _about("a template replacing the kind's own "
+                                                 "message: {detail}, {expected}, {actual}, "
+                                                 "{file}, {location}, bound names")},
+    "requires": {"type": "list", "schema": {"type": "string", "regex": RULE_ID},
+                 "meta": _about("rule ids: skip this rule for a binding where one of them "
+                                "failed")},
     # a child's rule replacing the inherited rule of this id in place, under its own id
-    "renamed_from": {"type": "string", "regex": RULE_ID},
+    "renamed_from": {"type": "string", "regex": RULE_ID,
+                     "meta": _about("in a child: the id of an inherited rule this rule "
+                                    "replaces in place, under its own id")},
     # a child's rule with an inherited id replaces that rule only when it says so
-    "replaces": {"type": "boolean"},
+    "replaces": {"type": "boolean",
+                 "meta": _about("in a child: true when this rule's id is an inherited "
+                                "rule's and it replaces that rule in place")},
     # history, kept in the resolved spec: a revision or spec id, free text
-    "since": {"type": "string", "empty": False},
-    "changed_in": {"type": "string", "empty": False},
+    "since": {"type": "string", "empty": False,
+              "meta": _about("history: the revision or spec id the rule appeared in")},
+    "changed_in": {"type": "string", "empty": False,
+                   "meta": _about("history: the revision or spec id the rule last changed "
+                                  "in")},
 }
 
 DOCUMENT = {
-    "loader": {"type": "string", "required": True},
-    "description": {"type": "string"},
-    "options": {"type": "dict"},
-    "entry": {"type": "boolean"},
-    "path": {"type": "string", "excludes": ["path_from", "entry"]},
-    "path_from": {"type": "string", "excludes": ["path", "entry"]},
-    "each": {"type": "string", "regex": NAME},
-    "rule": {"type": "string", "regex": RULE_ID},
+    "loader": {"type": "string", "required": True,
+               "meta": _about("how the file is read (see docs/loaders.md)")},
+    "description": {"type": "string", "meta": _about("free text")},
+    "options": {"type": "dict", "meta": _about("a mapping passed to the loader")},
+    "entry": {"type": "boolean", "meta": _about("true: this document is the entry, the file "
+                                                "passed to evaluate (exactly one is)")},
+    "path": {"type": "string", "excludes": ["path_from", "entry"],
+             "meta": _about("a template of the path relative to the root",
+                            "shelves/{shelf.name}.json")},
+    "path_from": {"type": "string", "excludes": ["path", "entry"],
+                  "meta": _about("a reference selecting exactly one string: the path")},
+    "each": {"type": "string", "regex": NAME,
+             "meta": _about("an iteration: the document exists once per binding of it")},
+    "rule": {"type": "string", "regex": RULE_ID,
+             "meta": _about("prefix of the rule ids of this document's failures (default "
+                            "document.<name>)")},
     # the name of an entry of the spec's `shapes`: the document's declared structure
-    "shape": {"type": "string", "regex": NAME},
+    "shape": {"type": "string", "regex": NAME,
+              "meta": _about("the name of an entry of shapes: the document's declared "
+                             "structure")},
 }
 
 ITERATION = {
-    "over": {"type": "string", "required": True},
-    "parent": {"type": "string", "regex": NAME},
-    "label": {"type": "string"},
-    "description": {"type": "string"},
+    "over": {"type": "string", "required": True,
+             "meta": _about("a reference; each place it selects becomes one binding",
+                            "index:$.shelves[*]")},
+    "parent": {"type": "string", "regex": NAME,
+               "meta": _about("another iteration: over is evaluated once per parent "
+                              "binding")},
+    "label": {"type": "string", "meta": _about("a template naming a binding in reports")},
+    "description": {"type": "string", "meta": _about("free text")},
 }
 
 METRIC = {
-    "key": {"type": "string", "required": True},
-    "unit": {"type": "string", "required": True},
-    "description": {"type": "string"},
-    "contract": {"type": ["dict", "string"]},  # a whole "${constant}" is allowed
-    "hook": {"type": "string", "required": True},
-    "for_each": {"type": "string", "regex": NAME},
-    "when": _CONDITION,
-    "given": {"type": "string", "required": True},
-    "label": {"type": "string"},
-    "args": {"type": "dict"},
+    "key": {"type": "string", "required": True, "meta": _about("the metric's key")},
+    "unit": {"type": "string", "required": True, "meta": _about("the metric's unit")},
+    "description": {"type": "string", "meta": _about("free text")},
+    "contract": {"type": ["dict", "string"],  # a whole "${constant}" is allowed
+                 "meta": _about("any mapping (or a whole \"${constant}\"), reported as is")},
+    "hook": {"type": "string", "required": True, "meta": _about("a registered metric hook")},
+    "for_each": {"type": "string", "regex": NAME,
+                 "meta": _about("an iteration: one sample per binding")},
+    "when": dict(_CONDITION, meta=_about("a condition: bindings where it does not hold "
+                                         "give no sample")),
+    "given": {"type": "string", "required": True,
+              "meta": _about("a reference: the values of one sample")},
+    "label": {"type": "string", "meta": _about("a template naming a sample")},
+    "args": {"type": "dict", "meta": _about("the hook's argument values")},
 }
 
 PAIR_RULE = {
-    "id": {"type": "string", "required": True, "regex": RULE_ID},
-    "description": {"type": "string", "required": True},
-    "identity": {"type": "string", "required": True},
-    "clause": {"type": "string"},
+    "id": {"type": "string", "required": True, "regex": RULE_ID,
+           "meta": _about("the pair rule's id")},
+    "description": {"type": "string", "required": True,
+                    "meta": _about("what the pair rule requires")},
+    "identity": {"type": "string", "required": True,
+                 "meta": _about("an identity that must be present and equal in both "
+                                "inputs")},
+    "clause": {"type": "string", "meta": _about("the normative clause; free text")},
 }
 
 SPEC = {
-    "flarespec": {"type": "integer", "required": True, "allowed": FORMAT_VERSIONS},
-    "id": {"type": "string", "required": True, "regex": SPEC_ID},
-    "title": {"type": "string", "required": True},
-    "description": {"type": "string"},
-    "extends": {"type": "string", "regex": SPEC_ID},
-    "applies_to": _CONDITION,
+    "flarespec": {"type": "integer", "required": True, "allowed": FORMAT_VERSIONS,
+                  "meta": _about("the format version of the spec language")},
+    "id": {"type": "string", "required": True, "regex": SPEC_ID,
+           "meta": _about("the spec id: lower case, /-separated", "shop/v1")},
+    "title": {"type": "string", "required": True, "meta": _about("one line")},
+    "description": {"type": "string", "meta": _about("free text")},
+    "extends": {"type": "string", "regex": SPEC_ID,
+                "meta": _about("the id of the parent spec: this file states only what "
+                               "changes")},
+    "applies_to": dict(_CONDITION, meta=_about("a condition on the entry document that "
+                                               "selects this spec (a header: not "
+                                               "inherited)")),
     # a draft is never chosen for a packet nor written by default: used only when named
-    "draft": {"type": "boolean"},
-    "limits": {"type": "string"},
+    "draft": {"type": "boolean",
+              "meta": _about("true: a spec still being written, used only when named")},
+    "limits": {"type": "string",
+               "meta": _about("what a pass does not prove; copied into receipts")},
     # the registered packet writer of `flarespec fixture write` (inherited through extends)
-    "writer": {"type": "string", "regex": NAME},
-    "constants": {"type": "dict", "keysrules": {"type": "string", "regex": NAME}},
+    "writer": {"type": "string", "regex": NAME,
+               "meta": _about("the registered packet writer of `flarespec fixture write` "
+                              "(inherited)")},
+    "constants": {"type": "dict", "keysrules": {"type": "string", "regex": NAME},
+                  "meta": _about("named values for ${...} and for constants: references")},
     # named shapes (a node: a mapping, or the name of a type or of another shape); the
     # keys inside a node are checked when compiling (engine/shapes.py, spec/compile.py)
     "shapes": {"type": "dict", "keysrules": {"type": "string", "regex": NAME},
-               "valuesrules": {"type": ["dict", "string"]}},
+               "valuesrules": {"type": ["dict", "string"]},
+               "meta": _about("named shapes: the declared JSON structure of documents")},
     "documents": {"type": "dict", "keysrules": {"type": "string", "regex": NAME},
-                  "valuesrules": {"type": "dict", "schema": DOCUMENT}},
+                  "valuesrules": {"type": "dict", "schema": DOCUMENT},
+                  "meta": _about("the files, by name")},
     "iterations": {"type": "dict", "keysrules": {"type": "string", "regex": NAME},
-                   "valuesrules": {"type": "dict", "schema": ITERATION}},
-    "rules": {"type": "list", "schema": {"type": "dict", "schema": RULE}},
-    "drop_rules": {"type": "list", "schema": {"type": "string", "regex": RULE_ID}},
-    "drop_documents": {"type": "list", "schema": {"type": "string", "regex": NAME}},
-    "identities": {"type": "dict", "keysrules": {"type": "string", "regex": NAME}},
-    "pair": {"type": "list", "schema": {"type": "dict", "schema": PAIR_RULE}},
-    "metric": {"type": "dict", "schema": METRIC},
+                   "valuesrules": {"type": "dict", "schema": ITERATION},
+                   "meta": _about("the things rules run for each of, by name")},
+    "rules": {"type": "list", "schema": {"type": "dict", "schema": RULE},
+              "meta": _about("the assertions, in order")},
+    "drop_rules": {"type": "list", "schema": {"type": "string", "regex": RULE_ID},
+                   "meta": _about("in a child: rule ids of a parent to remove")},
+    "drop_documents": {"type": "list", "schema": {"type": "string", "regex": NAME},
+                       "meta": _about("in a child: document names of a parent to remove")},
+    "identities": {"type": "dict", "keysrules": {"type": "string", "regex": NAME},
+                   "meta": _about("values that identify the input, reported and compared "
+                                  "by pair")},
+    "pair": {"type": "list", "schema": {"type": "dict", "schema": PAIR_RULE},
+             "meta": _about("rules comparing the identities of two inputs")},
+    "metric": {"type": "dict", "schema": METRIC,
+               "meta": _about("one number computed from a clean run by a metric hook")},
 }
 
 
@@ -152,6 +231,7 @@ def _say(error, schema: dict) -> str:
     name = names.get(error.code)
     field = error.field
     must = _rules_at(schema, error.schema_path).get("meta")
+    must = must if isinstance(must, str) else None  # a mapping is a description (_about)
     if must and name not in _ABOUT_KEYS:
         return f"{'item ' if isinstance(field, int) else ''}{field!r} must be {must}"
     if name is None:
