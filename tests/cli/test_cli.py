@@ -9,7 +9,7 @@ import sys
 from click.testing import CliRunner
 
 from flarespec.cli import main
-from flarespec.cli.summary import render, where
+from flarespec.adapter.receipt_report import shown_place as where, summary as render
 from flarespec.fixtures.mutations import set_json
 
 

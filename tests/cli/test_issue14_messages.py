@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from flarespec.cli.summary import render
+from flarespec.adapter.receipt_report import summary as render
 from flarespec.fixtures.mutations import apply_mutation
 from flarespec.fixtures.writers import write_packet, write_pair
 from flarespec.loaders import locate_line, parse_sse

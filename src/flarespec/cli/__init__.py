@@ -31,6 +31,9 @@ LAZY_COMMANDS = {
     "fixture": ("flarespec.cli.fixture_commands:fixture",
                 "Synthetic evidence: complete, valid, deterministic packets (always labelled "
                 "synthetic)."),
+    "report": ("flarespec.cli.report_command:report",
+               "Render a receipt (pass or rejection) as text, json, github, junit, markdown "
+               "or sarif."),
     "path": ("flarespec.cli.path_command:path",
              "Print what a JSONPath selects from a file, as a spec's rule would see it."),
 }
@@ -51,6 +54,7 @@ def main():
     Specs:    flarespec spec list | show | new | lint | test | diff | impact
     Fixtures: flarespec fixture write DIR [--pair]
     Paths:    flarespec path '$.groups[*].id' FILE.json
+    Reports:  flarespec report R/a.json --format sarif > a.sarif
     """
 
 
@@ -85,13 +89,18 @@ _RECEIPT_OPTIONS = (
                  help="Every violation on stderr, with file:line or location, expected "
                       "and actual (the receipt is the same)."),
 )
+_FORMAT_HELP = ("Print the run as a report on stdout in this format instead of the "
+                "summary on stderr (the receipt is the same; `flarespec report` renders "
+                "it later). ")
 
 
 def receipt_options(command):
     """The options every receipt-writing command shares, declared once."""
+    from flarespec.cli.formats import format_options
+
     for option in reversed(_RECEIPT_OPTIONS):
         command = option(command)
-    return command
+    return format_options(default=None, intro=_FORMAT_HELP)(command)
 
 
 def _before_any_spec(spec_path: str | None, quiet: bool, *entries: str) -> None:
@@ -105,10 +114,12 @@ def _before_any_spec(spec_path: str | None, quiet: bool, *entries: str) -> None:
     spec_reference(None, None, spec_path)
 
 
-def _run_guarded(action, quiet: bool, verbose: bool):
-    """Run a receipt-writing action; refuse bad outputs; never show a traceback."""
+def _run_guarded(action, quiet: bool, verbose: bool, fmt: str | None = None, root=None):
+    """Run a receipt-writing action; refuse bad outputs; never show a traceback. The
+    summary goes to stderr, or with ``fmt`` the report to stdout."""
     from flarespec.adapter.commands import OutputRefused, ReceiptUnwritable
-    from flarespec.cli.summary import render
+    from flarespec.adapter.receipt_report import ReceiptView, receipt_report, summary
+    from flarespec.cli.formats import emit
 
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose exclude each other")
@@ -123,8 +134,11 @@ def _run_guarded(action, quiet: bool, verbose: bool):
             import traceback
             traceback.print_exc()
         _fail(f"internal error: {type(bug).__name__}: {bug}; no receipt was written")
-    if not quiet:
-        click.echo(render(outcome.receipt, outcome.output, verbose=verbose), err=True)
+    if fmt is not None:
+        emit(receipt_report(ReceiptView(outcome.receipt), outcome.output), fmt, root=root,
+             verbose=verbose)
+    elif not quiet:
+        click.echo(summary(outcome.receipt, outcome.output, verbose=verbose), err=True)
     sys.exit(outcome.exit_code)
 
 
@@ -148,7 +162,7 @@ Environment:
 @click.option("--peer", required=True, type=PACKET,
               help="The packet it is compared with; may be the packet itself.")
 @receipt_options
-def measure(packet, peer, output, spec_path, quiet, verbose):
+def measure(packet, peer, output, spec_path, quiet, verbose, fmt, root):
     """Validate PACKET and PEER in full, then export PACKET's metric.
 
     Both packets must pass every rule and match on every pair identity of the spec;
@@ -157,14 +171,15 @@ def measure(packet, peer, output, spec_path, quiet, verbose):
     from flarespec.adapter.commands import measure as run
 
     _before_any_spec(spec_path, quiet, packet, peer)
-    _run_guarded(lambda: run(packet, peer, output, spec_path=spec_path), quiet, verbose)
+    _run_guarded(lambda: run(packet, peer, output, spec_path=spec_path), quiet, verbose, fmt,
+                 root)
 
 
 @main.command("validate-pair", epilog=RUNNER_ENVIRONMENT)
 @click.option("--baseline", required=True, type=PACKET, help="The baseline packet.json.")
 @click.option("--candidate", required=True, type=PACKET, help="The candidate packet.json.")
 @receipt_options
-def validate_pair(baseline, candidate, output, spec_path, quiet, verbose):
+def validate_pair(baseline, candidate, output, spec_path, quiet, verbose, fmt, root):
     """Validate BASELINE and CANDIDATE in full and check that they are comparable.
 
     On pass the receipt records both packets' identities and metric values under "pair"
@@ -174,7 +189,7 @@ def validate_pair(baseline, candidate, output, spec_path, quiet, verbose):
 
     _before_any_spec(spec_path, quiet, baseline, candidate)
     _run_guarded(lambda: run(baseline, candidate, output, spec_path=spec_path), quiet,
-                 verbose)
+                 verbose, fmt, root)
 
 
 @main.command()

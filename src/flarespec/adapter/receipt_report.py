@@ -1,0 +1,236 @@
+"""A receipt as the one result model: the only reader of a receipt's members.
+
+``measure``/``validate-pair`` render their stderr summary from it, ``flarespec report``
+renders a stored receipt in any format, and ``demo`` says what happened with it. Each
+violation (and warning) is a finding at its file, made openable by joining the packet's
+root (the directory of the packet record's ``entry``) with the receipt's root-relative
+``file``; a violation of no single file (every ``pair`` one) is placed at the measured
+packet's entry file. Rules are described from the specs the receipt names when they can
+be opened (bundled ids), else from their first message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from flarespec.output.model import ABSENT, ERROR, NOTE, PASS, WARNING, Finding, Report, \
+    Rule, Section
+
+RECEIPT_SCHEMA = "flarespec-receipt-v1"
+MAX_PER_RULE = 5  # violations shown per rule by the short human forms
+ROLES = {"measure": ("packet", "peer"), "validate-pair": ("baseline", "candidate")}
+
+
+class ReceiptUnreadable(Exception):
+    """A file that is not a receipt this version reads; the message says why."""
+
+
+@dataclass(frozen=True)
+class ReceiptView:
+    """The members of a receipt the reports read, each read in one place."""
+    receipt: dict
+
+    @property
+    def command(self) -> str:
+        return self.receipt["command"]
+
+    @property
+    def passed(self) -> bool:
+        return self.receipt["status"] == "pass"
+
+    def packet(self, role: str) -> dict:
+        return (self.receipt.get("pair") or {}).get(role) or self.receipt.get(role) or {}
+
+    @property
+    def roles(self) -> tuple[str, str]:
+        return ROLES[self.command]
+
+    def root(self, role: str) -> str | None:
+        entry = self.packet(role).get("entry")
+        return os.path.dirname(entry) if entry else None
+
+    @property
+    def anchor(self) -> str | None:
+        """The entry file of the packet the command is about (the first role's)."""
+        return self.packet(self.roles[0]).get("entry")
+
+    def metric(self, role: str) -> dict | None:
+        return self.packet(role).get("metric") if self.passed else None
+
+    @property
+    def violations(self) -> list[dict]:
+        return self.receipt.get("violations") or []
+
+    @property
+    def warnings(self) -> list[dict]:
+        return self.receipt.get("warnings") or []
+
+    @property
+    def truncated(self) -> dict[tuple[str, str], dict]:
+        return {(row["packet"], row["rule"]): row
+                for row in self.receipt.get("violations_truncated") or []}
+
+    @property
+    def spec_ids(self) -> list[str]:
+        return [spec["id"] for spec in (self.receipt.get("validator") or {}).get("specs") or []]
+
+
+def read_receipt(path: str | Path) -> ReceiptView:
+    """A stored receipt, checked to be one: JSON, ``receipt_schema`` v1, a known command."""
+    try:
+        with open(path, "rb") as handle:
+            receipt = json.loads(handle.read())
+    except OSError as problem:
+        raise ReceiptUnreadable(f"cannot read {path}: {problem.strerror or problem}") from None
+    except (UnicodeDecodeError, ValueError) as problem:
+        raise ReceiptUnreadable(f"{path} is not JSON: {problem}") from None
+    if not isinstance(receipt, dict) or receipt.get("receipt_schema") != RECEIPT_SCHEMA:
+        found = receipt.get("receipt_schema") if isinstance(receipt, dict) else type(receipt).__name__
+        raise ReceiptUnreadable(f"{path} is not a flarespec receipt (receipt_schema "
+                                f"{found!r}, expected {RECEIPT_SCHEMA!r})")
+    if receipt.get("command") not in ROLES or receipt.get("status") not in ("pass", "rejected"):
+        raise ReceiptUnreadable(f"{path}: unknown command {receipt.get('command')!r} or "
+                                f"status {receipt.get('status')!r}")
+    return ReceiptView(receipt)
+
+
+def metric_sentence(view: ReceiptView, role: str) -> str:
+    metric = view.metric(role) or {}
+    return f"{metric.get('key')} = {metric.get('value')} {metric.get('unit', '')}".rstrip()
+
+
+def _finding(view: ReceiptView, entry: dict) -> Finding:
+    root = view.root(entry.get("packet"))
+    shown = entry.get("file")
+    file = os.path.join(root, shown) if shown and root else None
+    facts = []
+    source = entry.get("expected_from")
+    if isinstance(source, dict):
+        origin = " ".join(str(source[k]) for k in ("file", "line", "location") if source.get(k))
+        if origin:
+            facts.append(("expected from", origin))
+    if entry.get("binding"):
+        facts.append(("in", str(entry["binding"])))
+    return Finding(
+        rule=entry["rule"], message=entry["message"],
+        level=ERROR if entry.get("severity", "error") == "error" else WARNING,
+        file=file, shown_file=shown, line=entry.get("line"), location=entry.get("location"),
+        expected=entry.get("expected", ABSENT), actual=entry.get("actual", ABSENT),
+        facts=tuple(facts), title=f"[{entry.get('packet')}] {entry['rule']}",
+        key=(entry.get("packet"), entry["rule"], shown, entry.get("location"),
+             entry.get("binding"), entry["message"]))
+
+
+def _sections(view: ReceiptView, entries: list[dict], warnings: bool) -> list[Section]:
+    by_rule: dict[tuple, list[dict]] = defaultdict(list)
+    for entry in entries:
+        by_rule[(entry.get("packet"), entry["rule"])].append(entry)
+    cut = view.truncated
+    sections = []
+    for (packet, rule), found in by_rule.items():
+        row = cut.get((packet, rule))
+        notes = [f"… {row['total'] - row['kept']} more not kept (rule {rule}: total "
+                 f"{row['total']})"] if row and not warnings else []
+        sections.append(Section(f"[{packet}] {rule} ({row['total'] if row else len(found)})",
+                                [_finding(view, entry) for entry in found], notes, rule=rule,
+                                limit=MAX_PER_RULE, more=" (see the receipt)"))
+    return sections
+
+
+def _passes(view: ReceiptView) -> Section:
+    """One passing check per packet (and the pair), for the formats that list passes."""
+    roles = view.roles if not view.receipt.get("peer", {}).get("same_as_packet") else view.roles[:1]
+    found = [Finding("packet.valid", f"{role} valid against {view.packet(role).get('spec')}",
+                     level=NOTE, kind=PASS, file=view.packet(role).get("entry"),
+                     title=f"[{role}] valid") for role in roles]
+    return Section(None, found)
+
+
+def _title(view: ReceiptView) -> str:
+    command = view.command
+    if view.passed:
+        if command == "measure":
+            return f"flarespec {command}: PASS  {metric_sentence(view, 'packet')}"
+        return f"flarespec {command}: PASS"
+    rules = {(v.get("packet"), v["rule"]) for v in view.violations}
+    cut = view.truncated
+    total = len(view.violations) + sum(row["total"] - row["kept"] for row in cut.values())
+    return (f"flarespec {command}: REJECTED  {total} violation{'s' * (total != 1)} of "
+            f"{len(rules)} rule{'s' * (len(rules) != 1)}; no metric exported")
+
+
+def receipt_report(view: ReceiptView, output: str | Path | None = None, *,
+                   rules: dict[str, Rule] | None = None) -> Report:
+    """The receipt as a report: its violations by packet and rule, its warnings under
+    ``warnings: N``, the metrics of a passing pair, the receipt's path as the footer."""
+    sections = [_passes(view)] if view.passed else []
+    if view.passed and view.command == "validate-pair":
+        sections[0].notes = [f"{role}: {metric_sentence(view, role)}" for role in view.roles]
+    sections += _sections(view, view.violations, warnings=False)
+    if view.warnings:
+        sections.append(Section(f"warnings: {len(view.warnings)}", [], limit=0,
+                                more=" (see the receipt, or --verbose)"))
+        sections[-1].findings = [_finding(view, entry) for entry in view.warnings]
+    footer = [f"receipt: {output}"] if output is not None else []
+    return Report(view.command, _title(view), view.passed, sections, footer,
+                  rules=rules if rules is not None else spec_rules(view.spec_ids),
+                  data={"receipt": view.receipt}, anchor=view.anchor)
+
+
+def _engine_rules() -> dict[str, Rule]:
+    """The rule ids no spec declares (docs/receipt.md), described once."""
+    from flarespec.adapter.commands import PEER_INVALID, SAME_SPEC
+    from flarespec.adapter.select import SPEC_INVALID, UNSUPPORTED
+    from flarespec.engine.problems import INTERNAL_ERROR, METRIC_UNAVAILABLE
+
+    said = {UNSUPPORTED: "No spec applies to the packet (the message names the supported ones).",
+            SPEC_INVALID: "The --spec file is broken or unreadable.",
+            PEER_INVALID: "The peer packet is invalid, so the measured packet exports no metric.",
+            SAME_SPEC: "Both packets must be validated against the same spec.",
+            METRIC_UNAVAILABLE: "The metric could not be computed from the evidence.",
+            INTERNAL_ERROR: "A bug, or an input no check foresaw: it rejects, it never passes."}
+    return {rule: Rule(rule, text, f"{text} Engine-level rule: docs/receipt.md.")
+            for rule, text in said.items()}
+
+
+def spec_rules(spec_ids: list[str]) -> dict[str, Rule]:
+    """Each rule of the named specs (those that open: bundled ids) described by its own
+    description and contract clause, its pair rules too, and the engine-level rules."""
+    from flarespec.spec.errors import SpecInvalid
+    from flarespec.spec.open import open_compiled
+
+    described: dict[str, Rule] = _engine_rules()
+    for spec_id in spec_ids:
+        try:
+            compiled = open_compiled(spec_id)
+        except (SpecInvalid, OSError, ValueError):
+            continue
+        declared = [(rule.id, rule.description, rule.clause) for rule in compiled.rules]
+        declared += [(entry["id"], entry.get("description") or entry["id"], entry.get("clause"))
+                     for entry in compiled.pair]
+        for rule_id, description, clause in declared:
+            where = f" (contract {clause})" if clause else ""
+            described.setdefault(rule_id, Rule(
+                rule_id, description.splitlines()[0][:200],
+                f"{description}{where}. Rule of spec {compiled.id}; "
+                f"`flarespec spec show {compiled.id}` prints it."))
+    return described
+
+
+def summary(receipt: dict, output: str | Path | None, *, verbose: bool = False) -> str:
+    """The runner commands' stderr summary: the receipt's report in the text format, its
+    rules described by their first message (no spec is opened for a summary)."""
+    from flarespec.output import text
+
+    return text.render(receipt_report(ReceiptView(receipt), output, rules={}), verbose=verbose)
+
+
+def shown_place(entry: dict) -> str:
+    """Where a receipt entry is, as the text format shows it (``file:line location``)."""
+    from flarespec.output.text import where
+
+    return where(_finding(ReceiptView({"command": "measure", "status": "rejected"}), entry))

@@ -1,0 +1,45 @@
+"""The ``--format``/``--root`` options every reporting command shares, and where the
+chosen format goes: stdout (only it: notes and progress go to stderr) or a file."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from flarespec.output.formats import FORMATS, describe
+
+
+def format_options(choices=FORMATS, default: str | None = "text", intro: str = ""):
+    """``--format`` (among ``choices``) and ``--root`` (what the formats that name files
+    make them relative to), declared once for every command."""
+    def decorate(command):
+        command = click.option(
+            "--root", type=click.Path(file_okay=False, path_type=Path), default=None,
+            help="Files in github, junit, json and sarif output are relative to this "
+                 "directory (default: the current directory; a file outside it gets ../ "
+                 "segments, never an absolute path).")(command)
+        return click.option(
+            "--format", "fmt", type=click.Choice(choices), default=default,
+            show_default=default is not None, help=intro + describe(choices))(command)
+    return decorate
+
+
+def emit(report, fmt: str, *, root: Path | None = None, verbose: bool = False,
+         to: str | None = None) -> None:
+    """Render ``report`` in ``fmt`` to stdout, or to the file ``to`` (exit 2 when it
+    cannot be written)."""
+    from flarespec.output.formats import render
+
+    text = render(report, fmt, root=root, verbose=verbose)
+    if not text.endswith("\n"):
+        text += "\n"
+    if to is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        Path(to).write_text(text, encoding="utf-8")
+    except OSError as problem:
+        click.echo(f"error: --output {to}: {problem.strerror or problem}", err=True)
+        sys.exit(2)

@@ -1,0 +1,59 @@
+"""The junit format: JUnit XML, as CI systems read test reports (docs/output.md, "junit").
+
+One ``testsuite`` per section (named by its heading, else the command), one ``testcase``
+per finding, passes included: a finding that fails (level error, kind fail) is a
+``failure``, one that does not apply is ``skipped``, any other is a passing case whose
+``system-out`` says what was found. Built with ElementTree: every text is escaped.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from flarespec.output.model import NOT_APPLICABLE, PASS, Finding, Report, relative_uri
+from flarespec.output.text import where
+
+
+def _body(finding: Finding) -> str:
+    return "\n".join([finding.message, *finding.details,
+                      f"rule {finding.rule}; fingerprint {finding.fingerprint}"])
+
+
+def _case(suite: ET.Element, classname: str, finding: Finding, root: Path | None) -> None:
+    place = where(finding)
+    name = finding.title or finding.rule
+    attributes = {"classname": classname,
+                  "name": f"{name} at {place}" if place and place not in name else name}
+    if finding.file:
+        attributes["file"] = relative_uri(finding.file, root)
+        if finding.line:
+            attributes["line"] = str(finding.line)
+    case = ET.SubElement(suite, "testcase", attributes)
+    if finding.fails:
+        ET.SubElement(case, "failure", message=finding.message.splitlines()[0][:500],
+                      type=finding.rule).text = _body(finding)
+    elif finding.kind == NOT_APPLICABLE:
+        ET.SubElement(case, "skipped", message=finding.message)
+    elif finding.kind != PASS:
+        ET.SubElement(case, "system-out").text = _body(finding)
+
+
+def render(report: Report, *, root: Path | None = None) -> str:
+    suites = ET.Element("testsuites", name=f"flarespec {report.command}")
+    for section in report.sections or []:
+        name = section.heading or f"flarespec {report.command}"
+        suite = ET.SubElement(suites, "testsuite", name=name,
+                              tests=str(len(section.findings)),
+                              failures=str(sum(f.fails for f in section.findings)),
+                              skipped=str(sum(f.kind == NOT_APPLICABLE for f in section.findings)))
+        for finding in section.findings:
+            _case(suite, name, finding, root)
+        notes = [*section.notes, *(report.footer if section is report.sections[-1] else [])]
+        if notes:
+            ET.SubElement(suite, "system-out").text = "\n".join(notes)
+    if not report.sections:
+        ET.SubElement(suites, "testsuite", name=f"flarespec {report.command}", tests="0",
+                      failures="0", skipped="0")
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True)

@@ -1,0 +1,136 @@
+"""The text format: for people at a terminal, and the runner commands' stderr summary.
+
+The title line; per section its heading (indented two spaces), then one line per finding
+(six): its place (``file:line location``), its message and, unless the message quotes
+them, expected and actual cut to 80 characters (two mappings show only the members that
+differ); then its details (ten). Passes are counted by the title, not listed. The short
+form shows ``limit`` findings of a section and counts the rest; ``verbose`` shows every
+finding, expected and actual in full, and its facts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from flarespec.output.model import ABSENT, ERROR, NOT_APPLICABLE, Finding, Report, Section, \
+    Table
+
+SHORT_VALUE = 80  # characters of an expected or actual value shown without verbose
+FINDING, DETAIL = " " * 6, " " * 10
+
+
+def render(report: Report, *, verbose: bool = False) -> str:
+    lines = [report.title]
+    for section in report.sections:
+        lines.extend(_section(section, verbose))
+    lines.extend(report.footer)
+    return "\n".join(lines)
+
+
+def _section(section: Section, verbose: bool) -> list[str]:
+    lines = [f"  {section.heading}"] if section.heading else []
+    listed = [finding for finding in section.findings if finding.listed]
+    shown = listed if verbose or section.limit is None else listed[:section.limit]
+    for finding in shown:
+        lines.extend(finding_lines(finding, verbose, rule=section.rule is None))
+    if len(listed) > len(shown):
+        lines.append(f"{FINDING}… and {len(listed) - len(shown)} more{section.more}")
+    lines.extend(f"{FINDING}{note}" for note in section.notes)
+    if section.table:
+        lines.extend(table_lines(section.table))
+    return lines
+
+
+def where(finding: Finding) -> str:
+    """``file:line location`` as far as known; the location is left out when it only
+    repeats the line."""
+    file, line, location = finding.place, finding.line, finding.location
+    place = (f"{file}:{line}" if file else f"line {line}") if line is not None else file
+    if location == f"line {line}":
+        location = None
+    return " ".join(str(part) for part in (place, location) if part)
+
+
+def finding_lines(finding: Finding, verbose: bool = False, *, rule: bool = True) -> list[str]:
+    place = where(finding)
+    label = "" if finding.level == ERROR else \
+        "n/a: " if finding.kind == NOT_APPLICABLE else f"{finding.level}: "
+    head = f"{FINDING}{place + ': ' if place else ''}{label}{finding.message}"
+    head += "" if verbose else _values(finding)
+    head += f" [{finding.rule}]" if rule else ""
+    lines = [head]
+    if verbose:
+        lines.extend(f"{DETAIL}{name}: {_value(value)}" for name, value in
+                     (("expected", finding.expected), ("actual", finding.actual))
+                     if value is not ABSENT)
+        lines.extend(f"{DETAIL}{name}: {value}" for name, value in finding.facts)
+    lines.extend(f"{DETAIL}{line}" for detail in finding.details for line in detail.splitlines())
+    return lines
+
+
+def table_lines(table: Table) -> list[str]:
+    widths = [max(len(str(row[i])) for row in [table.header, *table.rows])
+              for i in range(len(table.header))]
+    return ["  " + "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip()
+            for row in [table.header, *table.rows]]
+
+
+# --------------------------------------------------------------------------- values
+
+def _value(value) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+# a value a producer already shortened (e.g. a receipt): its JSON text, cut, length said
+_SHORTENED = re.compile(r"… \((?:\d+ (?:chars|members|items)|[A-Za-z_]\w*)\)\Z")
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) and _SHORTENED.search(value) else _value(value)
+
+
+def short(value, limit: int = SHORT_VALUE) -> str:
+    """A value as JSON text, cut to ``limit`` characters (its length said) when longer."""
+    text = _text(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def short_pair(expected, actual, limit: int = SHORT_VALUE) -> tuple[str, str]:
+    """Both values cut to ``limit`` characters; long ones that begin alike are shown from
+    a little before where they first differ, so the cut keeps the difference."""
+    one, two = _text(expected), _text(actual)
+    if max(len(one), len(two)) <= limit:
+        return one, two
+    same = next((i for i, (a, b) in enumerate(zip(one, two)) if a != b), min(len(one), len(two)))
+    start = same - 20 if same > 40 else 0
+
+    def cut(text: str) -> str:
+        shown = ("…" if start else "") + text[start:start + limit]
+        return shown + (f"… ({len(text)} characters)" if start + limit < len(text) else "")
+    return cut(one), cut(two)
+
+
+def _shown(value) -> str:
+    return "absent" if value is ABSENT else short(value)
+
+
+def _values(finding: Finding) -> str:
+    """`` (expected E, actual A)`` unless the message already quotes them; two mappings
+    show only the members that differ (``pages_total: expected 7000, actual 8000``)."""
+    expected, actual = finding.expected, finding.actual
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        members = [(key, expected.get(key, ABSENT), actual.get(key, ABSENT))
+                   for key in sorted(set(expected) | set(actual), key=str)]
+        shown = [(f"{key}: ", [("expected", _shown(e)), ("actual", _shown(a))])
+                 for key, e, a in members if _value(e) != _value(a) or type(e) is not type(a)]
+    elif expected is not ABSENT and actual is not ABSENT:
+        shown = [("", list(zip(("expected", "actual"), short_pair(expected, actual))))]
+    else:
+        shown = [("", [(name, short(value)) for name, value in
+                       (("expected", expected), ("actual", actual)) if value is not ABSENT])]
+    texts = [text for _, pairs in shown for _, text in pairs]
+    if not texts or all(text in finding.message for text in texts):
+        return ""
+    return " (" + "; ".join(prefix + ", ".join(f"{name} {text}" for name, text in pairs)
+                            for prefix, pairs in shown if pairs) + ")"
