@@ -36,6 +36,9 @@ goes to ``--out``.
     python benchmarks/run.py --quick                  # smoke: R = 1 5, 1 run, no package row
     python benchmarks/run.py --short-prompts          # one-sentence prompts (smaller packets)
 
+Progress goes to stderr, a line before each run (size, run k of n, the command, runs
+done of all, seconds so far; ``--quiet``: none); stdout carries the table only.
+
 The default needs about 2.5 GiB free in the temporary directory (``TMPDIR``) and takes
 several minutes; run it on an otherwise idle machine.
 """
@@ -124,6 +127,45 @@ def fail(message: str) -> None:
     sys.exit(2)
 
 
+class Progress:
+    """One line on stderr before each run (size, run k of n, which command, runs done of
+    all, seconds so far) and a final line; nothing with ``--quiet``. Plain lines, terminal
+    or not: the table's ``R=.. measured`` lines share the terminal on stdout, and this
+    runner never imports flarespec (nor click): its own peak RSS would be every child's
+    (see ``write_sizes``), so it does not use ``flarespec.output.progress``."""
+
+    def __init__(self, total: int, *, quiet: bool = False, stream=None,
+                 clock=time.monotonic):
+        self.total, self.quiet, self.clock = total, quiet, clock
+        self.stream = sys.stderr if stream is None else stream
+        self.done, self.start = 0, clock()
+
+    def _line(self, text: str) -> None:
+        if not self.quiet:
+            print(f"run.py: {text} [{self.done}/{self.total} runs, "
+                  f"{self.clock() - self.start:.0f} s]", file=self.stream, flush=True)
+
+    def note(self, text: str) -> None:
+        self._line(text)
+
+    def warm_up(self, size: Size, name: str) -> None:
+        self._line(f"{size.label}: {LABELS[name]}, untimed (warms the compiled-spec cache)")
+
+    def run(self, size: Size, k: int, n: int, name: str) -> None:
+        """Said before the run starts: what runs now."""
+        self._line(f"{size.label}: run {k}/{n}, {LABELS[name]}")
+        self.done += 1
+
+    def finish(self) -> None:
+        self._line("all runs done")
+
+
+def runs_in_all(sizes: list[Size], runs: int, baseline_src: Path | None) -> int:
+    """How many timed runs the whole benchmark makes (warm-up runs aside)."""
+    commands = len(COMMANDS) + (len(BASELINE_COMMANDS) if baseline_src is not None else 0)
+    return len(sizes) * runs * commands
+
+
 def source_env(src: Path | None, **variables: str) -> dict:
     """The environment of a child: flarespec imported from ``src`` (a source tree's ``src``
     directory, e.g. a worktree of a baseline commit: see receipts_identity.py) when given."""
@@ -192,16 +234,20 @@ def command_lines(scratch: Path, size: Size, src: Path | None = None,
 
 
 def measure_size(scratch: Path, size: Size, runs: int, src: Path | None = None,
-                 baseline_src: Path | None = None) -> dict:
+                 baseline_src: Path | None = None, progress: Progress | None = None) -> dict:
     """Medians of ``runs`` interleaved rounds (a slow moment of the machine hits all alike).
-    One untimed ``measure`` first (per code): the compiled-spec cache is warm for all."""
+    One untimed ``measure`` first (per code): the compiled-spec cache is warm for all.
+    ``progress`` is told each run before it starts."""
+    progress = progress or Progress(0, quiet=True)
     argvs = command_lines(scratch, size, src, baseline_src)
     for name in ("measure", "measure_base"):
         if name in argvs:
+            progress.warm_up(size, name)
             run_child(*argvs[name])
     samples: dict[str, list[dict]] = {name: [] for name in argvs}
-    for _ in range(runs):
+    for k in range(1, runs + 1):
         for name in argvs:
+            progress.run(size, k, runs, name)
             samples[name].append(run_child(*argvs[name]))
     return {name: {key: statistics.median(run[key] for run in runs_)
                    for key in ("wall", "cpu", "rss_mib")}
@@ -217,9 +263,9 @@ def packet_size(scratch: Path, size: Size) -> tuple[int, float]:
 
 
 def row_for(scratch: Path, size: Size, runs: int, src: Path | None = None,
-            baseline_src: Path | None = None) -> dict:
+            baseline_src: Path | None = None, progress: Progress | None = None) -> dict:
     files, mib = packet_size(scratch, size)
-    medians = measure_size(scratch, size, runs, src, baseline_src)
+    medians = measure_size(scratch, size, runs, src, baseline_src, progress)
     floor, floor_2p = medians["floor"], medians["floor_2p"]
     ratios = {name: {"wall": medians[name]["wall"] / floor["wall"],
                      "wall_2p": medians[name]["wall"] / floor_2p["wall"],
@@ -392,6 +438,9 @@ def parse_options(argv: list[str] | None = None) -> argparse.Namespace:
                              "per prompt token).")
     parser.add_argument("--quick", action="store_true",
                         help="Smoke run: R=1 and 5, one run, no package row.")
+    parser.add_argument("--quiet", action="store_true",
+                        help="No progress on stderr (a line before each run, by default); "
+                             "stdout's table is the same.")
     parser.add_argument("--out", type=Path, default=HERE / "results.json",
                         help="Where the results are saved as JSON (default: %(default)s).")
     parser.add_argument("--src", type=Path, metavar="DIR",
@@ -451,14 +500,18 @@ def main(argv: list[str] | None = None) -> None:
 
         return floor_two_processes(*options.floor_2p)
     sizes = sizes_of(options)
+    progress = Progress(runs_in_all(sizes, options.runs, options.baseline_src),
+                        quiet=options.quiet)
     with tempfile.TemporaryDirectory(prefix="flarespec-bench-") as scratch:
         check_disk(options, Path(scratch), sizes)
+        progress.note(f"writing {len(sizes)} pairs ({', '.join(s.label for s in sizes)})")
         write_sizes(Path(scratch), sizes, not options.short_prompts, options.src)
         rows = []
         for size in sizes:
             rows.append(row_for(Path(scratch), size, options.runs, options.src,
-                                options.baseline_src))
+                                options.baseline_src, progress))
             print(f"{size.label} measured", flush=True)
+        progress.finish()
     add_growth(rows)
     add_package_cost(rows)
     checked, checked15 = targets(rows), issue15_targets(rows)
