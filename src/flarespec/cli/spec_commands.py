@@ -21,6 +21,7 @@ LAZY_COMMANDS = {
              "that has a catalog) and check them strictly."),
     "new": ("flarespec.cli.spec_new_command:spec_new",
             "Scaffold a child of the spec FROM (bundled id or file) for REVISION."),
+    "schema": ("flarespec.cli.spec_schema_command:spec_schema", "Print the JSON Schema of a spec file, a catalog or an acks file (for editors)."),
 }
 
 

@@ -1,0 +1,383 @@
+"""JSON Schemas of a spec file, a fixture catalog and an acknowledgements file, for editors.
+
+Generated, never written by hand: the Cerberus meta-schema the loader checks every spec
+file against (spec/metaschema.py) and the catalog's (fixtures/catalog.py) are converted rule
+by rule (``cerberus_field``); what the compiler checks by its registries is added from those
+registries: the assertion kinds and their argument checks (engine/kinds.py: a kind's
+docstring is its ``description``), the loader names (loaders, spec/compile.py) and the keys
+of a shape node (engine/shapes.py). The schema judges a spec file *as written*: the
+meta-schema's fields are checked before ``${...}`` constants are substituted, exactly as
+Cerberus checks them, while a kind's argument, a loader name and a shape key are checked
+after substitution, so there a whole ``"${name}"`` stands for any value.
+
+Draft-07: the newest draft yaml-language-server (the VS Code YAML extension, and the other
+editors built on it) and SchemaStore fully support. The shipped files are
+``src/flarespec/schemas/*.schema.json``; regenerate them with
+``python -m flarespec.cli.spec_schema_command --write`` (tests/spec/test_schema_agreement.py fails
+when they are stale). What only ``spec lint`` can check (references, names declared
+elsewhere in the spec, hooks and their arguments, cross-field rules) is listed there.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+
+from flarespec.engine.kinds import KINDS, Kind
+from flarespec.engine.shapes import AUTHORING_KEYS, NODE_KEYS, TYPE_NAMES
+from flarespec.engine.values import JSON_TYPES
+from flarespec.loaders import KNOWN_LOADERS
+from flarespec.loaders.limits import MAX_DOCUMENT_CEILING_MIB, MAX_MIB_OPTION
+from flarespec.spec import metaschema as meta
+from flarespec.spec.compile import STREAMED_LOADERS
+from flarespec.spec.tokens import _TOKEN
+
+DRAFT = "http://json-schema.org/draft-07/schema#"
+BASE_URL = "https://flarespec.invalid/schemas/"  # an id only: nothing is fetched from it
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
+NAMES = ("spec", "catalog", "acks")
+REGENERATE = "python -m flarespec.cli.spec_schema_command --write"
+_TYPES = {"string": "string", "integer": "integer", "float": "number", "number": "number",
+          "boolean": "boolean", "dict": "object", "list": "array"}
+_LENGTH = {"string": ("minLength", "maxLength"), "object": ("minProperties", "maxProperties"),
+           "array": ("minItems", "maxItems")}
+CONSTANT = {"type": "string", "pattern": f"^{_TOKEN.pattern}$",
+            "description": "a whole ${constant}: substituted (any value) before this is "
+                           "checked", "examples": ["${name}"]}
+
+
+def _ref(name: str) -> dict:
+    return {"$ref": f"#/definitions/{name}"}
+
+
+# ------------------------------------------------------------------ Cerberus -> JSON Schema
+def _anchored(regex: str) -> str:
+    """Cerberus matches a ``regex`` whole (re.match plus an appended ``$``); JSON Schema's
+    ``pattern`` searches: anchor it."""
+    body = regex[1:] if regex.startswith("^") else regex
+    body = body[:-1] if body.endswith("$") else body
+    return f"^(?:{body})$"
+
+
+def cerberus_field(rules: dict, named: dict) -> dict:
+    """The JSON Schema of one Cerberus field's ``rules`` (``named``: id of a nested Cerberus
+    schema -> its definition name, referenced instead of repeated)."""
+    out: dict = {}
+    about = rules.get("meta")
+    if isinstance(about, dict):
+        out.update(about)
+    elif isinstance(about, str):
+        out["description"] = f"must be {about}"
+    kinds = rules.get("type")
+    types = [_TYPES[t] for t in ([kinds] if isinstance(kinds, str) else kinds or [])]
+    types = list(dict.fromkeys(types))
+    if rules.get("nullable"):
+        types.append("null")
+    if types:
+        out["type"] = types[0] if len(types) == 1 else types
+    if "allowed" in rules:
+        out["enum"] = list(rules["allowed"])
+    if "regex" in rules:
+        out["pattern"] = _anchored(rules["regex"])
+    if rules.get("empty") is False:
+        out["minLength"] = 1
+    for index, rule in enumerate(("minlength", "maxlength")):
+        if rule in rules:
+            for kind in types:
+                if kind in _LENGTH:
+                    out[_LENGTH[kind][index]] = rules[rule]
+    if "keysrules" in rules:
+        out["propertyNames"] = cerberus_field(rules["keysrules"], named)
+    if "valuesrules" in rules:
+        out["additionalProperties"] = cerberus_field(rules["valuesrules"], named)
+    inner = rules.get("schema")
+    if inner is not None and "dict" in (kinds if isinstance(kinds, list) else [kinds]):
+        out.update(_object_or_ref(inner, named, rules.get("allow_unknown", False)))
+    elif inner is not None:
+        out["items"] = cerberus_field(inner, named)
+    return out
+
+
+def _object_or_ref(schema: dict, named: dict, allow_unknown: bool) -> dict:
+    if id(schema) in named:
+        return {"allOf": [_ref(named[id(schema)])]}
+    return cerberus_object(schema, named, allow_unknown=allow_unknown)
+
+
+def cerberus_object(schema: dict, named: dict, *, allow_unknown: bool = False) -> dict:
+    """A Cerberus mapping schema as an object: its fields, which are required (a required
+    field that ``excludes`` others is required unless one of them is there, as Cerberus
+    has it), which exclude each other and which depend on others; an unknown key is
+    refused unless ``allow_unknown``."""
+    out: dict = {"type": "object",
+                 "properties": {key: cerberus_field(rules, named)
+                                for key, rules in schema.items()}}
+    required, groups, exclusive, needs = [], [], [], {}
+    for key, rules in schema.items():
+        excluded = rules.get("excludes", [])
+        excluded = [excluded] if isinstance(excluded, str) else list(excluded)
+        if rules.get("required") and not excluded:
+            required.append(key)
+        elif rules.get("required"):
+            group = sorted({key, *(e for e in excluded if schema.get(e, {}).get("required"))})
+            groups += [group] if group not in groups else []
+        exclusive += [pair for pair in (sorted((key, other)) for other in excluded)
+                      if pair not in exclusive]
+        if "dependencies" in rules:
+            depends = rules["dependencies"]
+            needs[key] = [depends] if isinstance(depends, str) else list(depends)
+    if required:
+        out["required"] = required
+    every = [{"anyOf": [{"required": [key]} for key in group]} for group in groups]
+    every += [{"not": {"required": pair}} for pair in exclusive]
+    if every:
+        out["allOf"] = every
+    if needs:
+        out["dependencies"] = needs
+    if not allow_unknown:
+        out["additionalProperties"] = False
+    return out
+
+
+def _refine(schema: dict, *path_and_refinement) -> None:
+    """Add a refinement (by the compiler's registries) to the field at a path of properties."""
+    *path, refinement = path_and_refinement
+    node = schema
+    for step in path:
+        node = node["properties"][step] if step != "*" else node["additionalProperties"]
+    node.setdefault("allOf", []).append(refinement)
+
+
+# ------------------------------------------------------------------ argument values
+def value(schema: dict) -> dict:
+    """A value of ``schema`` as a spec writes it in a kind's argument: itself, a whole
+    ``"${constant}"`` or ``{literal: ...}`` of it (spec/compile.py, ``walk``)."""
+    literal = {"type": "object", "properties": {"literal": schema}, "required": ["literal"],
+               "additionalProperties": False}
+    return {"anyOf": [schema, _ref("constant"), literal]}
+
+
+def _dynamic(schema: dict) -> dict:
+    """``schema``, or a value read per binding that the check accepts before it is read
+    (a ``{ref}`` or ``{template}``: kinds.py ``_dynamic``)."""
+    return {"anyOf": [schema, _ref("ref"), _ref("template")]}
+
+
+ARGUMENT_FORMS = {
+    "ref": {"type": "object", "required": ["ref"], "additionalProperties": False,
+            "description": "the value of the one place R selects (all: true: the list of "
+                           "every place's value)",
+            "properties": {"ref": {"type": "string", "description": "a reference"},
+                           "default": {"description": "the value when R selects nothing"},
+                           "all": {"description": "true: the list of every value"},
+                           "at": {"type": "object", "description": "iterations pinned: "
+                                                                   "{name: index|previous|next}"}}},
+    "template": {"type": "object", "required": ["template"], "additionalProperties": False,
+                 "properties": {"template": {"type": "string"}},
+                 "description": "the rendered string", "examples": [{"template": "s{shelf@index}"}]},
+}
+
+
+# ------------------------------------------------------------------ assertion kinds
+def _keys_schema(allowed, at_least_one: bool = True) -> dict:
+    out = {"type": "object", "additionalProperties": False,
+           "properties": {key: (_ref("assertion") if key == "where" else {})
+                          for key in allowed}}
+    if at_least_one:
+        out["anyOf"] = [{"required": [key]} for key in allowed if key != "where"]
+    return out
+
+
+def _formula_schema() -> dict:
+    tolerance = {"type": "number", "minimum": 0, "description": "a tolerance (math.isclose)"}
+    return {"anyOf": [{"type": "string"}, {
+        "type": "object", "required": ["expr"], "additionalProperties": False,
+        "properties": {"expr": {"type": "string"}, "refs": {"type": "object"},
+                       "rel_tol": value(tolerance), "abs_tol": value(tolerance)}}]}
+
+
+def _same_as_schema() -> dict:
+    extra = dict(_keys_schema(("keys", "when")))
+    extra["properties"] = {"keys": {}, "when": _ref("condition")}
+    return {"type": "object", "required": ["other"], "additionalProperties": False,
+            "properties": {"other": {}, "allow_extra": extra}}
+
+
+def _checks() -> dict:
+    """The argument schema of each argument check of engine/kinds.py, by the check's name
+    (a check made by a factory, ``_keys_from(...)`` or ``_choice(...)``, by its factory's:
+    its arguments are read from the check itself)."""
+    types = {"enum": list(JSON_TYPES)}
+    return {
+        "_anything": lambda check: {},
+        "_boolean": lambda check: value({"type": "boolean"}),
+        "_text": lambda check: value(_dynamic({"type": "string"})),
+        "_pattern": lambda check: value({"type": "string", "description": "an RE2 pattern"}),
+        "_list": lambda check: value(_dynamic({"type": "array"})),
+        "_json_types": lambda check: value(
+            {"anyOf": [types, {"type": "array", "minItems": 1, "items": types}]}),
+        "_keys_from": lambda check: value(_keys_schema(**_closure(check))),
+        "_mapping": lambda check: value({"type": "object"}),
+        "_choice": lambda check: value({"enum": list(_closure(check)["options"])}),
+        "_document_names": lambda check: value(
+            {"type": "array", "minItems": 1, "items": {"type": "string"},
+             "description": "names of documents of the spec"}),
+        "_generated_list": lambda check: value(_dynamic({"anyOf": [
+            {"type": "array"}, {"type": "object", "required": ["format"],
+                                "additionalProperties": False,
+                                "properties": {"format": {}, "product": {}}}]})),
+        "_same_as": lambda check: value(_same_as_schema()),
+        "_formula_arguments": lambda check: _formula_schema(),
+    }
+
+
+def _closure(check) -> dict:
+    return dict(inspect.getclosurevars(check).nonlocals)
+
+
+def kind_argument(kind: Kind) -> dict:
+    """The JSON Schema of ``kind``'s argument; ``not`` wraps one inner assertion (its check
+    is the compiler's, spec/compile.py ``argument``). KeyError for a check not known here
+    (the agreement test lists every kind, so a new check fails there, not silently)."""
+    if kind.name == "not":
+        return _ref("assertion")
+    factory = kind.check.__qualname__.split(".<locals>", 1)[0]
+    return _checks()[factory](kind.check)
+
+
+def assertion_schema() -> dict:
+    """A mapping of exactly one assertion kind to its argument, each kind described by its
+    docstring (what ``flarespec spec kinds`` prints)."""
+    return {"type": "object", "minProperties": 1, "maxProperties": 1,
+            "additionalProperties": False,
+            "properties": {name: {"description": KINDS[name].doc,
+                                  "allOf": [kind_argument(KINDS[name])]}
+                           for name in sorted(KINDS)}}
+
+
+def condition_schema() -> dict:
+    """``given`` and exactly one assertion kind (spec/compile.py ``condition``)."""
+    schema = assertion_schema()
+    schema["properties"] = {"given": {"type": "string", "description": "a reference"},
+                            **schema["properties"]}
+    return dict(schema, required=["given"], minProperties=2, maxProperties=2)
+
+
+# ------------------------------------------------------------------ shapes and documents
+def _shape_keys() -> dict:
+    """The schema of each key of a shape node (engine/shapes.py ``NODE_KEYS`` and
+    ``AUTHORING_KEYS``; the checks are spec/shapes.py ``ShapeCompiler.key``)."""
+    count = {"type": "integer", "minimum": 0}
+    names = {"enum": [*TYPE_NAMES, None]}  # YAML's bare null names the type null
+    return {
+        "type": value({"anyOf": [names, {"type": "array", "minItems": 1, "items": names}]}),
+        "members": {"type": "object", "additionalProperties": _ref("shape"),
+                    "description": "member name -> shape; every member is required unless "
+                                   "its shape says optional: true"},
+        "values": _ref("shape"), "items": _ref("shape"),
+        "optional": value({"type": "boolean"}), "closed": value({"type": "boolean"}),
+        "min": value({"type": "number"}), "max": value({"type": "number"}),
+        "length": value({"anyOf": [count, {
+            "type": "object", "minProperties": 1, "additionalProperties": False,
+            "properties": {"min": count, "max": count}}]}),
+        "pattern": {"type": "string", "description": "an RE2 pattern"},
+        "one_of": value({"type": "array", "minItems": 1}),
+        "description": {"type": "string"}, "example": {},
+        "use": {"type": "string", "description": "start from this named shape"},
+        "drop_members": {"type": "array", "items": {"type": "string"},
+                         "description": "in a child: inherited members to remove"},
+    }
+
+
+def shape_schema() -> dict:
+    keys = _shape_keys()
+    unknown = set(keys) ^ {*NODE_KEYS, *AUTHORING_KEYS}
+    if unknown:
+        raise KeyError(f"shape keys without a schema, or no longer keys: {sorted(unknown)}")
+    return {"description": f"a shape: a mapping, or a type ({', '.join(TYPE_NAMES)}) or the "
+                           f"name of another entry of shapes",
+            "anyOf": [{"type": ["string", "null"]},
+                      {"type": "object", "additionalProperties": False, "properties": keys}]}
+
+
+def loader_schema() -> dict:
+    names = sorted(KNOWN_LOADERS | STREAMED_LOADERS)
+    return {"anyOf": [{"enum": names}, _ref("constant")], "examples": names}
+
+
+def options_schema() -> dict:
+    whole = sorted(KNOWN_LOADERS - STREAMED_LOADERS)
+    size = {"type": "integer", "minimum": 1, "maximum": MAX_DOCUMENT_CEILING_MIB,
+            "description": f"the document's size limit in MiB (loaders {', '.join(whole)})"}
+    return {"type": "object", "properties": {
+        MAX_MIB_OPTION: value(size),
+        "data_json": {"description": "sse: parse each event's data as JSON"},
+        "terminator": {"description": "sse: the data of the stream's last event"},
+        "head_bytes": {"description": "bytes: how many first bytes the value's head holds"}}}
+
+
+# ------------------------------------------------------------------ the three schemas
+def spec_schema() -> dict:
+    named = {id(meta.RULE): "rule", id(meta.DOCUMENT): "document",
+             id(meta.ITERATION): "iteration", id(meta.METRIC): "metric",
+             id(meta.PAIR_RULE): "pair_rule"}
+    definitions = {name: cerberus_object(schema, named) for schema, name in
+                   ((meta.RULE, "rule"), (meta.DOCUMENT, "document"),
+                    (meta.ITERATION, "iteration"), (meta.METRIC, "metric"),
+                    (meta.PAIR_RULE, "pair_rule"))}
+    root = cerberus_object(meta.SPEC, named)
+    _refine(definitions["rule"], "assert", _ref("assertion"))
+    for owner, key in ((definitions["rule"], "when"), (definitions["metric"], "when"),
+                       (root, "applies_to")):
+        _refine(owner, key, _ref("condition"))
+    _refine(definitions["document"], "loader", loader_schema())
+    _refine(definitions["document"], "options", options_schema())
+    _refine(root, "shapes", "*", _ref("shape"))
+    definitions.update(assertion=assertion_schema(), condition=condition_schema(),
+                       shape=shape_schema(), constant=CONSTANT, **ARGUMENT_FORMS)
+    return _document("spec", "flarespec spec file", root, definitions,
+                     "A spec file of flarespec (docs/spec-language.md), as written: a child "
+                     "(extends) states only what it changes.")
+
+
+def catalog_schema(catalog: dict) -> dict:
+    """A fixture catalog, from its Cerberus schema ``catalog`` (fixtures/catalog.py
+    ``CATALOG``: a room above this one, so the command line passes it in)."""
+    return _document("catalog", "flarespec fixture catalog", cerberus_object(catalog, {}), {},
+                     "Negative and positive fixture cases of a spec (flarespec.fixtures."
+                     "catalog; `flarespec spec test`).")
+
+
+def acks_schema() -> dict:
+    """The acknowledgements file of `spec diff --acks` (review/render.py ``read_acks``: no
+    declarative definition there, so this one is checked against it by the agreement test)."""
+    text = {"type": "string", "pattern": r"\S", "description": "non-empty text"}
+    entry = {"type": "object", "required": ["fingerprint", "reason"],
+             "additionalProperties": False,
+             "properties": {"fingerprint": dict(text, description="the fingerprint of an "
+                                                "acknowledged change, as spec diff prints it "
+                                                "(quote an all-digit one)"),
+                            "reason": dict(text, description="why the change is accepted")}}
+    root = {"type": ["array", "null"], "items": entry,
+            "description": "a list of {fingerprint, reason}; an empty file or [] "
+                           "acknowledges nothing"}
+    return _document("acks", "flarespec spec diff acknowledgements", root, {},
+                     "Reviewed changes of `flarespec spec diff` that no longer block.")
+
+
+def _document(name: str, title: str, root: dict, definitions: dict, description: str) -> dict:
+    out = {"$schema": DRAFT, "$id": f"{BASE_URL}{name}.schema.json", "title": title,
+           "description": description, **root}
+    if definitions:
+        out["definitions"] = definitions
+    return out
+
+
+def schema_text(schema: dict) -> str:
+    """A schema as the shipped file's text."""
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def shipped_path(name: str) -> Path:
+    return SCHEMA_DIR / f"{name}.schema.json"
