@@ -100,6 +100,14 @@ def test_the_final_line_says_where_the_work_stopped_and_the_error_goes_on():
     assert lines(stream)[-1] == "spec test some/spec: 120/229 cases (52%), 31 s"
 
 
+def test_an_error_before_the_first_item_leaves_no_line():
+    stream = io.StringIO()
+    with pytest.raises(ValueError):
+        with progress(4, "early", stream=stream, clock=Clock()):
+            raise ValueError("the spec does not compile")
+    assert stream.getvalue() == ""
+
+
 def test_nothing_to_do_is_one_final_line():
     stream = io.StringIO()
     with progress(0, "empty", stream=stream, clock=Clock()):

@@ -7,7 +7,8 @@ JSON, SARIF, JUnit). Generic: a count, a label and a unit, nothing about what is
 * stderr not a terminal (a CI log, a file, a pipe) or ``TERM=dumb`` (a terminal that cannot
   redraw a line): plain lines, one when the work crosses another tenth of the total or
   when ``EVERY_SECONDS`` passed since the last line, whichever comes first (checked at each
-  step), and a final line when the work ends, finished or not::
+  step), and a final line when the work ends, finished or not (not when an error ends it
+  before the first item)::
 
       spec test some/spec: 120/229 cases (52%), 31 s
 
@@ -80,8 +81,9 @@ class LineProgress:
         self.start = self.last = self.clock()
         return self.step
 
-    def __exit__(self, *exc) -> None:
-        self._write(self.clock(), final=True)
+    def __exit__(self, exc_type, *exc) -> None:
+        if exc_type is None or self.done:  # an error before any item: the error says it all
+            self._write(self.clock(), final=True)
 
     def _tenths(self) -> int:
         return EVERY_FRACTION if self.total <= 0 else self.done * EVERY_FRACTION // self.total
