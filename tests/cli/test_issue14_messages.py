@@ -140,25 +140,23 @@ def test_a_partial_override_is_blamed_at_the_childs_key(tmp_path):
                and "restate the members you keep" in i["message"] for i in unknown)
 
 
-def test_ci_formats_print_paths_relative_to_the_repository(tmp_path, monkeypatch):
-    (tmp_path / ".git").mkdir()
+def test_ci_formats_print_paths_relative_to_the_root(tmp_path, monkeypatch):
+    """Files in github and json are relative to --root (default: the current directory);
+    a file outside it gets ../ segments, never an absolute path (issue 16)."""
     (tmp_path / "specs").mkdir()
     (tmp_path / "docs").mkdir()
     bad = tmp_path / "specs" / "bad.yaml"
     bad.write_text("flarespec: 1\nid: toy/bad\ntitle: t\nbogus: 1\n")
     monkeypatch.chdir(tmp_path / "docs")
-    github = run("spec", "lint", "--format", "github", str(bad))
+    github = run("spec", "lint", "--format", "github", "--root", "..", str(bad))
     assert github.exit_code == 2
     assert "::error file=specs/bad.yaml,line=4," in github.output, github.output
-    as_json = json.loads(run("spec", "lint", "--format", "json", str(bad)).output)
-    assert {i["file"] for i in as_json[0]["issues"]} == {"specs/bad.yaml"}
-    text = run("spec", "lint", str(bad)).output  # text stays as it was: the path resolved
+    below = run("spec", "lint", "--format", "github", str(bad)).output
+    assert "::error file=../specs/bad.yaml,line=4," in below, below
+    as_json = json.loads(run("spec", "lint", "--format", "json", "--root", "..", str(bad)).output)
+    assert {f["file"] for f in as_json["findings"]} == {"specs/bad.yaml"}
+    assert {i["file"] for i in as_json["specs"][0]["issues"]} == {str(bad)}
+    text = run("spec", "lint", str(bad)).output  # text: the path as the loader names it
     assert str(bad) in text
 
 
-def test_without_a_repository_paths_are_relative_to_the_current_directory(tmp_path):
-    from flarespec.authoring.lint import ci_path, repository_root
-
-    assert repository_root(tmp_path) == tmp_path or (repository_root(tmp_path) / ".git").exists()
-    assert ci_path(tmp_path / "a" / "b.yaml", tmp_path) == "a/b.yaml"
-    assert ci_path("/elsewhere/c.yaml", tmp_path) == "/elsewhere/c.yaml"

@@ -112,7 +112,8 @@ def test_a_clean_child_lints_ok_and_exits_0(tmp_path):
     path = write(tmp_path, HEAD + PINNED % "next")
     result = invoke("spec", "lint", path)
     assert result.exit_code == 0, result.output
-    assert result.output == f"{path}: ok (flare/next, 89 rules)\n"
+    assert result.output == ("spec lint: 1 spec, 0 errors, 0 warnings\n"
+                             f"{path}: ok (flare/next, 89 rules)\n")
 
 
 @pytest.mark.parametrize("value, problem", [
@@ -198,21 +199,26 @@ def test_an_undecidable_overlap_is_a_warning(tmp_path):
 # --------------------------------------------------------------------------- formats
 def test_github_format_annotates_errors_and_warnings(tmp_path):
     path = write(tmp_path, HEAD + "extnds: x\n")
-    result = invoke("spec", "lint", "--format", "github", path)
+    result = invoke("spec", "lint", "--format", "github", "--root", tmp_path, path)
     assert result.exit_code == 2
+    name = Path(path).relative_to(tmp_path).as_posix()
     assert result.output.splitlines() == [
-        f"::error file={path},line=5,col=1,title=spec.shape::unknown key 'extnds' (did you "
+        f"::error file={name},line=5,col=1,title=spec.shape::unknown key 'extnds' (did you "
         f"mean 'extends'?)",
-        f"::warning file={path},line=2,col=1,title=spec.no-applies-to::no applies_to: this "
+        f"::warning file={name},line=2,col=1,title=spec.no-applies-to::no applies_to: this "
         f"spec is never chosen for a packet, only used when named with --spec; add "
-        f"applies_to (e.g. the revision it covers) to have it selected"]
+        f"applies_to (e.g. the revision it covers) to have it selected",
+        "::error title=flarespec spec lint::spec lint: 1 spec, 1 error, 1 warning"]
 
 
 def test_json_format_has_a_severity_per_issue(tmp_path):
     path = write(tmp_path, HEAD)
     result = invoke("spec", "lint", "--format", "json", path, BUNDLED)
     assert result.exit_code == 0
-    first, bundled = json.loads(result.output)
+    report = json.loads(result.output)
+    assert report["report"] == "flarespec-report-v1" and report["ok"] is True
+    assert [f["rule"] for f in report["findings"] if f["kind"] == "fail"] == ["spec.no-applies-to"]
+    first, bundled = report["specs"]
     assert first["ok"] and first["id"] == "flare/next" and first["rules"] == 89
     assert [(i["code"], i["severity"], i["line"]) for i in first["issues"]] == \
         [("spec.no-applies-to", "warning", 2)]
@@ -222,7 +228,8 @@ def test_json_format_has_a_severity_per_issue(tmp_path):
 def test_an_unknown_reference_is_an_error_with_a_suggestion():
     result = invoke("spec", "lint", "flare/bce032")
     assert result.exit_code == 2
-    assert result.output == ("'flare/bce032' is neither a spec file nor a bundled spec id "
+    assert result.output == ("spec lint: 1 spec, 1 error, 0 warnings\n"
+                             "'flare/bce032' is neither a spec file nor a bundled spec id "
                              f"(did you mean '{BUNDLED}'?); bundled: {BUNDLED} "
                              "[spec.unknown]\n")
 

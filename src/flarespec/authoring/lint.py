@@ -22,6 +22,7 @@ from flarespec.authoring.literals import literal_constant_warnings
 from flarespec.authoring.names_lint import name_issues
 from flarespec.authoring.placeholders import placeholder_issues
 from flarespec.authoring.shape_lint import shape_issues
+from flarespec.output.model import NONE, PASS, Finding, Report, Section
 from flarespec.spec import metaschema
 from flarespec.spec.compile import CompiledSpec, compile_spec
 from flarespec.spec.errors import ERROR, WARNING, SpecInvalid, SpecIssue, did_you_mean
@@ -348,27 +349,6 @@ def _references_at(issue: SpecIssue, sources: dict) -> list[tuple[str, str]]:
     return _spelled_constants(lines[issue.mark.line - 1][max(issue.mark.column - 1, 0):])
 
 
-def repository_root(start: Path | None = None) -> Path:
-    """The git top level of ``start`` (default: the current directory), else ``start``:
-    what the paths of the CI formats are relative to."""
-    here = Path(start or Path.cwd()).absolute()
-    for folder in (here, *here.parents):
-        if (folder / ".git").exists():
-            return folder
-    return here
-
-
-def ci_path(file, root: Path | None = None) -> str:
-    """``file`` relative to the repository (``repository_root``) when it lies inside it,
-    ``/``-separated; a file outside it (an installed parent spec) stays absolute."""
-    root = root or repository_root()
-    path = Path(file)
-    try:
-        return path.absolute().relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
-
-
 # ------------------------------------------------------------------------- applies_to
 def _check_overlaps(results: list[LintResult]) -> None:
     """Each linted spec against every other spec of the library: the linted ones replace
@@ -415,51 +395,38 @@ def _overlap(spec_id: str, own: dict, other_id: str, other: dict, mark) -> SpecI
 
 
 # ------------------------------------------------------------------------- output
-def render_text(results: list[LintResult]) -> str:
-    lines = []
+def lint_report(results: list[LintResult], strict: bool = False) -> Report:
+    """Every issue a finding at its file:line:column (code as the rule); one section per
+    spec, ending ``REF: ok (ID, N rules)`` when it has no error (then also one passing
+    check). ``strict``: warnings fail too."""
+    sections = []
     for result in results:
-        for issue in result.issues:
-            lines.append(str(issue))
-        if not result.errors:
+        findings = [_finding(issue, strict) for issue in result.issues]
+        if result.errors:
+            count = len(result.errors)
+            heading = f"{result.ref}: {count} error{'s' * (count != 1)}"
+        else:
             count = len(result.warnings)
-            warned = f", {count} warning{'s' if count != 1 else ''}" if count else ""
-            lines.append(f"{result.ref}: ok ({result.spec_id}, "
-                         f"{len(result.compiled.rules)} rules{warned})")
-    return "\n".join(lines)
+            warned = f", {count} warning{'s' * (count != 1)}" if count else ""
+            heading = f"{result.ref}: ok ({result.spec_id}, {len(result.compiled.rules)} rules{warned})"
+            findings.insert(0, Finding("spec.lint", heading, NONE, PASS, file=result.ref
+                                       if is_path(result.ref) else None,
+                                       title=f"{result.ref}: ok"))
+        sections.append(Section(None, findings, notes=[] if result.errors else [heading]))
+    failed = any(r.errors or (strict and r.warnings) for r in results)
+    errors = sum(len(r.errors) for r in results)
+    warnings = sum(len(r.warnings) for r in results)
+    title = (f"spec lint: {len(results)} spec{'s' * (len(results) != 1)}, {errors} "
+             f"error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}")
+    anchor = next((r.ref for r in results if is_path(r.ref)), None)
+    return Report("spec lint", title, not failed, sections,
+                  data={"specs": [result.as_dict() for result in results]}, anchor=anchor)
 
 
-def render_json(results: list[LintResult], root: Path | None = None) -> str:
-    """One object per spec; each issue's ``file`` relative to the repository."""
-    import json
-
-    root = root or repository_root()
-    rendered = []
-    for result in results:
-        entry = result.as_dict()
-        for issue in entry["issues"]:
-            if issue.get("file"):
-                issue["file"] = ci_path(issue["file"], root)
-        rendered.append(entry)
-    return json.dumps(rendered, indent=2)
-
-
-def render_github(results: list[LintResult], root: Path | None = None) -> str:
-    """GitHub Actions workflow commands: one annotation per issue on the spec's line, the
-    file relative to the repository (``ci_path``), as GitHub resolves it."""
-    root = root or repository_root()
-    lines = []
-    for result in results:
-        for issue in result.issues:
-            where = [f"file={_property(ci_path(issue.mark.file, root))}", f"line={issue.mark.line}",
-                     f"col={issue.mark.column}"] if issue.mark else []
-            where.append(f"title={_property(issue.code)}")
-            lines.append(f"::{issue.severity} {','.join(where)}::{_data(issue.message)}")
-    return "\n".join(lines)
-
-
-def _data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _property(text: str) -> str:
-    return _data(str(text)).replace(":", "%3A").replace(",", "%2C")
+def _finding(issue: SpecIssue, strict: bool) -> Finding:
+    level = ERROR if issue.severity == ERROR or strict else WARNING
+    mark = issue.mark
+    return Finding(issue.code, issue.message, level, file=mark.file if mark else None,
+                   line=mark.line if mark and mark.line > 0 else None,
+                   column=mark.column if mark and mark.column > 0 else None,
+                   key=(issue.code, Path(mark.file).name if mark else None, issue.message))

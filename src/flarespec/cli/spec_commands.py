@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from flarespec.cli.formats import emit, format_options
 from flarespec.cli.lazy import LazyGroup
 
 # name -> ("module:attribute", summary listed by `flarespec spec --help` without importing it)
@@ -123,14 +124,9 @@ def show(spec_ref, fmt):
 
 @spec.command("lint")
 @click.argument("spec_refs", nargs=-1, required=True, metavar="SPEC...")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]),
-              default="text", show_default=True,
-              help="text: file:line:column lines; json: one object per spec with its "
-                   "issues; github: GitHub Actions ::error/::warning annotations. In json "
-                   "and github, files are relative to the repository (the git top level "
-                   "of the current directory, else the current directory).")
+@format_options()
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 2).")
-def lint(spec_refs, fmt, strict):
+def lint(spec_refs, fmt, root, strict):
     """Check specs and report every issue at once, each at file:line:column with a code.
 
     \b
@@ -141,17 +137,13 @@ def lint(spec_refs, fmt, strict):
     Warnings: no applies_to, ${...} kept as text inside constants, applies_to overlap that
     cannot be decided, rule literals equal to a constant's value.
     \b
+    flarespec spec lint specs/flare/c0ffee15.yaml
+    flarespec spec lint --format sarif specs/flare/*.yaml > lint.sarif
+    \b
     Exit 0 when no spec has an error (warnings allowed unless --strict), 2 otherwise.
     """
-    from flarespec.authoring.lint import lint as run, render_github, render_json, render_text
+    from flarespec.authoring.lint import lint as run, lint_report
 
-    results = run(list(spec_refs))
-    if fmt == "json":
-        click.echo(render_json(results))
-    elif fmt == "github":
-        click.echo(render_github(results))
-    else:
-        click.echo(render_text(results))
-    failed = any(r.errors or (strict and r.warnings) for r in results)
-    sys.exit(2 if failed else 0)
-
+    report = lint_report(run(list(spec_refs)), strict)
+    emit(report, fmt, root=root)
+    sys.exit(0 if report.ok else 2)

@@ -33,7 +33,9 @@ def annotation(finding: Finding, root: Path | None = None) -> str:
             if finding.column:
                 where.append(f"col={finding.column}")
     where.append(f"title={prop(finding.title or finding.rule)}")
-    body = "\n".join([f"{finding.message} [{finding.rule}]", *finding.details])
+    said = finding.message if finding.title in (None, finding.rule) else \
+        f"{finding.message} [{finding.rule}]"
+    body = "\n".join([said, *finding.details])
     return f"::{_COMMAND.get(finding.level, 'notice')} {','.join(where)}::{data(body)}"
 
 

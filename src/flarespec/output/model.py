@@ -153,13 +153,12 @@ class Report:
         return [finding for section in self.sections for finding in section.findings]
 
     def rule(self, rule_id: str) -> Rule:
-        """The rule's description, or one made from its id and first message."""
+        """The rule's description, or one made from its id and the command."""
         if rule_id in self.rules:
             return self.rules[rule_id]
-        first = next((f for f in self.findings if f.rule == rule_id), None)
-        short = rule_id if first is None else f"{rule_id}: {first.title or first.message}"
-        return Rule(rule_id, short.splitlines()[0][:200],
-                    f"flarespec rule `{rule_id}` ({self.command}).")
+        return Rule(rule_id, f"{rule_id} (flarespec {self.command})",
+                    f"Reported by `flarespec {self.command}` under the code {rule_id}; "
+                    f"`flarespec {self.command} --help` and docs/output.md say more.")
 
 
 def relative_uri(file: str, root: Path | None = None) -> str:

@@ -1,7 +1,8 @@
 """The text format: for people at a terminal, and the runner commands' stderr summary.
 
 The title line; per section its heading (indented two spaces), then one line per finding
-(six): its place (``file:line location``), its message and, unless the message quotes
+(six; a section without a heading lists them from the line's start, compiler-style, as
+editors' problem matchers read ``file:line:column: message``): its place (``file:line location``), its message and, unless the message quotes
 them, expected and actual cut to 80 characters (two mappings show only the members that
 differ); then its details (ten). Passes are counted by the title, not listed. The short
 form shows ``limit`` findings of a section and counts the rest; ``verbose`` shows every
@@ -17,7 +18,7 @@ from flarespec.output.model import ABSENT, ERROR, NOT_APPLICABLE, Finding, Repor
     Table
 
 SHORT_VALUE = 80  # characters of an expected or actual value shown without verbose
-FINDING, DETAIL = " " * 6, " " * 10
+FINDING, DETAIL = " " * 6, " " * 4  # a finding's indent; its details' further indent
 
 
 def render(report: Report, *, verbose: bool = False) -> str:
@@ -30,42 +31,47 @@ def render(report: Report, *, verbose: bool = False) -> str:
 
 def _section(section: Section, verbose: bool) -> list[str]:
     lines = [f"  {section.heading}"] if section.heading else []
+    indent = FINDING if section.heading else ""
     listed = [finding for finding in section.findings if finding.listed]
     shown = listed if verbose or section.limit is None else listed[:section.limit]
     for finding in shown:
-        lines.extend(finding_lines(finding, verbose, rule=section.rule is None))
+        lines.extend(finding_lines(finding, verbose, rule=section.rule is None, indent=indent))
     if len(listed) > len(shown):
-        lines.append(f"{FINDING}… and {len(listed) - len(shown)} more{section.more}")
-    lines.extend(f"{FINDING}{note}" for note in section.notes)
+        lines.append(f"{indent}… and {len(listed) - len(shown)} more{section.more}")
+    lines.extend(f"{indent}{note}" for note in section.notes)
     if section.table:
         lines.extend(table_lines(section.table))
     return lines
 
 
 def where(finding: Finding) -> str:
-    """``file:line location`` as far as known; the location is left out when it only
-    repeats the line."""
+    """``file:line:column location`` as far as known; the location is left out when it
+    only repeats the line."""
     file, line, location = finding.place, finding.line, finding.location
     place = (f"{file}:{line}" if file else f"line {line}") if line is not None else file
+    if line is not None and finding.column is not None:
+        place += f":{finding.column}"
     if location == f"line {line}":
         location = None
     return " ".join(str(part) for part in (place, location) if part)
 
 
-def finding_lines(finding: Finding, verbose: bool = False, *, rule: bool = True) -> list[str]:
+def finding_lines(finding: Finding, verbose: bool = False, *, rule: bool = True,
+                  indent: str = FINDING) -> list[str]:
     place = where(finding)
     label = "" if finding.level == ERROR else \
         "n/a: " if finding.kind == NOT_APPLICABLE else f"{finding.level}: "
-    head = f"{FINDING}{place + ': ' if place else ''}{label}{finding.message}"
+    head = f"{indent}{place + ': ' if place else ''}{label}{finding.message}"
     head += "" if verbose else _values(finding)
     head += f" [{finding.rule}]" if rule else ""
     lines = [head]
+    more = indent + DETAIL
     if verbose:
-        lines.extend(f"{DETAIL}{name}: {_value(value)}" for name, value in
+        lines.extend(f"{more}{name}: {_value(value)}" for name, value in
                      (("expected", finding.expected), ("actual", finding.actual))
                      if value is not ABSENT)
-        lines.extend(f"{DETAIL}{name}: {value}" for name, value in finding.facts)
-    lines.extend(f"{DETAIL}{line}" for detail in finding.details for line in detail.splitlines())
+        lines.extend(f"{more}{name}: {value}" for name, value in finding.facts)
+    lines.extend(f"{more}{line}" for detail in finding.details for line in detail.splitlines())
     return lines
 
 
