@@ -131,7 +131,7 @@ def test_a_partial_override_is_blamed_at_the_childs_key(tmp_path):
     child = partial_override_child(tmp_path)
     result = run("spec", "lint", "--format", "json", str(child))
     assert result.exit_code == 2
-    issues = json.loads(result.output)[0]["issues"]
+    issues = json.loads(result.output)["specs"][0]["issues"]
     unknown = [i for i in issues if i["code"] == "spec.unknown-constant"]
     assert unknown and all(Path(i["file"]).name == "child.yaml" for i in unknown), unknown
     line = child.read_text().splitlines().index("  prefix:") + 1
