@@ -127,3 +127,22 @@ def test_the_bundled_spec_scaffolds_a_child_that_lints_clean(tmp_path):
     out = tmp_path / "child.yaml"
     assert invoke("--from", "flare/bce032c0", "--revision", NEW, "--out", out).exit_code == 0
     assert errors_and_warnings(out) == []
+
+
+def test_the_first_line_names_the_shipped_spec_schema_for_editors(tmp_path):
+    """Relative to the --out file (the same in every clone of a checkout); on stdout, where
+    no file is known, the absolute file:// URI of this machine's copy. The loader and lint
+    read it as the YAML comment it is."""
+    from flarespec.authoring.scaffold import SCHEMA_LINE
+    from flarespec.authoring.schema import shipped_path
+
+    out = tmp_path / "specs" / "shop" / "b.yaml"
+    out.parent.mkdir(parents=True)
+    source = parent(out.parent)
+    assert invoke("--from", source, "--revision", NEW, "--out", out).exit_code == 0
+    first = out.read_text().splitlines()[0]
+    assert first.startswith(SCHEMA_LINE) and not first[len(SCHEMA_LINE):].startswith("/")
+    assert (out.parent / first[len(SCHEMA_LINE):]).resolve() == shipped_path("spec")
+    assert toy_issues(out) == []
+    printed = invoke("--from", source, "--revision", NEW).output.splitlines()[0]
+    assert printed == SCHEMA_LINE + shipped_path("spec").as_uri()

@@ -19,6 +19,8 @@ from flarespec.cli import main
 from flarespec.fixtures.mutations import prom_set, refresh_digests, set_json
 from flarespec.fixtures.writers import write_packet, write_pair
 from flarespec.authoring.lint import lint
+from flarespec.authoring.scaffold import SCHEMA_LINE
+from flarespec.authoring.schema import shipped_path
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "editing-specs.md"
@@ -59,8 +61,13 @@ def test_the_example_lints_without_any_issue():
 def test_spec_new_writes_the_start_of_the_example_and_it_lints_clean(tmp_path):
     out = tmp_path / "c0ffee15.yaml"
     assert invoke("spec", "new", "--from", PARENT, "--revision", REVISION, "--out", out).exit_code == 0
-    scaffold = out.read_text()
-    assert EXAMPLE.read_text().startswith(scaffold[:scaffold.index(SCAFFOLD_HINTS)].rstrip() + "\n")
+    schema_line, scaffold = out.read_text().split("\n", 1)
+    example_line, example = EXAMPLE.read_text().split("\n", 1)
+    assert example.startswith(scaffold[:scaffold.index(SCAFFOLD_HINTS)].rstrip() + "\n")
+    # the first line names the shipped spec schema relative to each file (authoring/scaffold.py)
+    for line, directory in ((schema_line, out.parent), (example_line, EXAMPLE.parent)):
+        assert line.startswith(SCHEMA_LINE)
+        assert (directory / line[len(SCHEMA_LINE):]).resolve() == shipped_path("spec")
     [result] = lint([str(out)])
     assert result.issues == []
 

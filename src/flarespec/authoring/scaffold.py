@@ -12,6 +12,10 @@ usually changes. Everything is derived from the parent, nothing from a particula
   characters of the revision; ``title``, ``description`` and ``limits`` (headers, not
   inherited) are the parent's with the old revision replaced.
 
+The first line selects the spec's JSON Schema for editors that run yaml-language-server
+(``# yaml-language-server: $schema=...``, see ``schema_reference``); the loader reads it as
+the YAML comment it is.
+
 The text is written here (a YAML emitter would drop the comments); each value goes through
 PyYAML's safe representer so that quoting is always right.
 """
@@ -19,8 +23,10 @@ PyYAML's safe representer so that quoting is always right.
 from __future__ import annotations
 
 import copy
+import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import yaml
 
@@ -45,8 +51,30 @@ class Pin:
     old_revision: str
 
 
-def scaffold(parent: ResolvedSpec, revision: str, spec_id: str | None = None) -> str:
-    """The text of a child of ``parent`` pinned to ``revision``; SpecInvalid (code
+SCHEMA_LINE = "# yaml-language-server: $schema="
+
+
+def schema_reference(out: Path | None) -> str:
+    """Where the draft's editor finds the spec schema shipped with this flarespec
+    (authoring/schema.py): relative to the written file's directory, so that in a checkout
+    (flarespec's own, or a project whose virtualenv is inside it) the line is the same for
+    every clone and follows the installed version; without a file (stdout), or where no
+    relative path exists (another drive), the absolute ``file://`` URI of this machine."""
+    from flarespec.authoring.schema import shipped_path
+
+    target = shipped_path("spec")
+    if out is not None:
+        try:
+            return Path(os.path.relpath(target, Path(os.path.abspath(out)).parent)).as_posix()
+        except ValueError:
+            pass
+    return target.as_uri()
+
+
+def scaffold(parent: ResolvedSpec, revision: str, spec_id: str | None = None,
+             schema: str | None = None) -> str:
+    """The text of a child of ``parent`` pinned to ``revision``, its first line naming the
+    JSON Schema ``schema`` (when given, see ``schema_reference``); SpecInvalid (code
     spec.scaffold) when the parent pins nothing or already covers that revision."""
     if not REVISION.fullmatch(revision):
         _refuse(f"revision {revision!r} is not a revision: one word of letters, digits, "
@@ -63,8 +91,9 @@ def scaffold(parent: ResolvedSpec, revision: str, spec_id: str | None = None) ->
         applies_to["equals"] = revision
     else:
         constants[pin.constant] = _restated(parent, pin, revision)
-    return _render(parent.id, {"flarespec": 1, "id": spec_id, **header, "extends": parent.id},
+    text = _render(parent.id, {"flarespec": 1, "id": spec_id, **header, "extends": parent.id},
                    revision, applies_to, constants)
+    return f"{SCHEMA_LINE}{schema}\n{text}" if schema else text
 
 
 def derived_id(parent_id: str, revision: str) -> str:

@@ -19,6 +19,10 @@ constants, drop_documents, drop_rules, rules (renamed_from). As written it lints
 Without --out the draft goes to stdout. An existing --out file is refused (exit 2)
 unless --force.
 \b
+The first line, `# yaml-language-server: $schema=...`, gives editors the spec schema
+shipped with this flarespec (see `flarespec spec schema --help`): relative to the --out
+file, or on stdout the absolute file:// URI of this machine's copy.
+\b
 Example:
   flarespec spec new --from shop/v1 --revision 0123abcd... --out specs/shop/0123abcd.yaml
   flarespec spec lint specs/shop/0123abcd.yaml
@@ -37,11 +41,11 @@ Example:
 def spec_new(parent_ref, revision, spec_id, out, force):
     from flarespec.spec.errors import SpecInvalid
     from flarespec.spec.open import open_spec
-    from flarespec.authoring.scaffold import scaffold
+    from flarespec.authoring.scaffold import scaffold, schema_reference
 
     try:
         parent = open_spec(parent_ref)
-        text = scaffold(parent, revision, spec_id)
+        text = scaffold(parent, revision, spec_id, schema_reference(out))
     except SpecInvalid as problem:
         click.echo(str(problem), err=True)
         sys.exit(EXIT_USAGE)
