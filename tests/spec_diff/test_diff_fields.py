@@ -5,7 +5,12 @@ from __future__ import annotations
 import copy
 
 from flarespec.review.diff import diff_specs, leaf_changes
-from flarespec.review.render import label, render
+from flarespec.output.formats import render as render_as
+from flarespec.review.render import diff_report, label
+
+
+def render(results, fmt):
+    return render_as(diff_report(results), fmt)
 
 LONG = "flare_" + "x" * 300 + "_total"
 BASE = {

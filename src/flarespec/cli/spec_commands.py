@@ -137,8 +137,8 @@ def lint(spec_refs, fmt, root, strict):
     Warnings: no applies_to, ${...} kept as text inside constants, applies_to overlap that
     cannot be decided, rule literals equal to a constant's value.
     \b
-    flarespec spec lint specs/flare/c0ffee15.yaml
-    flarespec spec lint --format sarif specs/flare/*.yaml > lint.sarif
+    flarespec spec lint specs/shop/v2.yaml
+    flarespec spec lint --format sarif specs/shop/*.yaml > lint.sarif
     \b
     Exit 0 when no spec has an error (warnings allowed unless --strict), 2 otherwise.
     """

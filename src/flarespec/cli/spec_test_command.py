@@ -10,6 +10,8 @@ import time
 
 import click
 
+from flarespec.cli.formats import emit, format_options
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 HELP = """Run the cases of each SPEC (bundled id or file; default: every bundled spec that
@@ -31,6 +33,9 @@ Examples:
   flarespec spec test                          # every bundled spec
   flarespec spec test child.yaml -k missing    # the missing-file cases of a draft
   flarespec spec test shop/v1 --coverage --format junit --output cases.xml
+  flarespec spec test shop/v1 --format sarif --output cases.sarif
+\b
+Progress goes to stderr (a bar on a terminal, a line per tenth in a CI log; none with -q).
 """
 
 
@@ -44,10 +49,10 @@ def _options(command):
                      help="Also list the error rules no case covers (a rule is covered when a case "
                           "expects it in rejected_by and it fires there; with -k, only the rules the "
                           "selected cases target are counted) and say how many are (exit code unchanged)."),
-        click.option("--format", "fmt", type=click.Choice(["text", "github", "junit"]), default="text",
-                     show_default=True, help="github: ::error:: lines for Actions; junit: JUnit XML."),
+        format_options(),
         click.option("--output", type=click.Path(dir_okay=False),
-                     help="Write the junit report to this file instead of stdout."),
+                     help="Write the report (any --format) to this file instead of stdout."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress on stderr."),
     ]):
         command = option(command)
     return command
@@ -104,93 +109,6 @@ def _refuse_reading_output(output: str | None, plans) -> None:
         _fail(f"--output refused: {refused}; nothing was written")
 
 
-def _line(spec_id: str, result) -> str:
-    problems = "; ".join(result.problems)
-    return (f"{spec_id} {result.name}: expected {result.expected}; got {result.got}"
-            + (f" ({problems})" if problems and not result.got.startswith("crash") else ""))
-
-
-def _summary(spec_id: str, results, seconds: float) -> str:
-    from flarespec.fixtures.check import FAILED, KNOWN_ISSUE, NOT_APPLICABLE, PASSED
-
-    count = {status: sum(r.status == status for r in results)
-             for status in (PASSED, FAILED, NOT_APPLICABLE, KNOWN_ISSUE)}
-    known = f", {count[KNOWN_ISSUE]} known issue(s)" if count[KNOWN_ISSUE] else ""
-    return (f"{spec_id}: {count[PASSED]} passed, {count[FAILED]} failed, "
-            f"{count[NOT_APPLICABLE]} not applicable{known} ({seconds:.1f} s)")
-
-
-def _text(runs, github: bool) -> None:
-    from flarespec.fixtures.check import FAILED, NOT_APPLICABLE
-
-    for spec_id, results, covered, seconds in runs:
-        for result in results:
-            if result.status == FAILED:
-                click.echo(f"::error title=spec test::{_line(spec_id, result)}" if github
-                           else f"FAIL {_line(spec_id, result)}")
-            elif result.status == NOT_APPLICABLE:
-                click.echo(f"n/a  {spec_id} {result.name}: {result.reason}")
-        if covered is not None:
-            for line in _coverage_lines(spec_id, covered, github):
-                click.echo(line)
-        click.echo(_summary(spec_id, results, seconds))
-
-
-def _coverage_lines(spec_id: str, covered, github: bool) -> list[str]:
-    """One line per uncovered rule (its reason), the rules a ``-k`` selection targets,
-    and the count: ``coverage: all N error rules covered by M cases`` when complete."""
-    lines = [f"{'::warning title=spec test::' if github else 'uncovered '}{spec_id} "
-             f"{gap.rule}: {gap.reason()}" for gap in covered.uncovered]
-    if covered.selected:
-        lines.append(f"{spec_id} -k selection targets: {', '.join(covered.rules) or 'no error rule'}")
-    lines.append(f"{spec_id} {covered.summary()}")
-    return lines
-
-
-def _junit(runs, output: str | None) -> None:
-    import xml.etree.ElementTree as ET
-
-    from flarespec.fixtures.check import FAILED, KNOWN_ISSUE, NOT_APPLICABLE
-
-    suites = ET.Element("testsuites")
-    for spec_id, results, covered, seconds in runs:
-        suite = ET.SubElement(suites, "testsuite", name=spec_id, tests=str(len(results)),
-                              failures=str(sum(r.status == FAILED for r in results)),
-                              skipped=str(sum(r.status in (NOT_APPLICABLE, KNOWN_ISSUE) for r in results)),
-                              time=f"{seconds:.3f}")
-        for result in results:
-            case = ET.SubElement(suite, "testcase", classname=spec_id, name=result.name)
-            if result.status == FAILED:
-                ET.SubElement(case, "failure", message=_line(spec_id, result)).text = result.report
-            elif result.status in (NOT_APPLICABLE, KNOWN_ISSUE):
-                ET.SubElement(case, "skipped", message=f"{result.status}: {result.reason}")
-        if covered is not None:
-            ET.SubElement(suite, "system-out").text = "\n".join(
-                _coverage_lines(spec_id, covered, github=False))
-    ET.indent(suites)
-    text = ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
-    if output:
-        from pathlib import Path
-
-        try:
-            Path(output).write_text(text, encoding="utf-8")
-        except OSError as problem:
-            _fail(f"--output {output}: {problem.strerror or problem}")
-    else:
-        click.echo(text, nl=False)
-
-
-def render(runs, fmt: str, output: str | None) -> bool:
-    """Report every run in ``fmt``; True when some case failed."""
-    from flarespec.fixtures.check import FAILED
-
-    if fmt == "junit":
-        _junit(runs, output)
-    else:
-        _text(runs, github=fmt == "github")
-    return any(r.status == FAILED for _, results, _, _ in runs for r in results)
-
-
 def _default_refs() -> tuple[list[str], int]:
     """The bundled specs with a catalog, and how many bundled files do not compile: each is
     named on stderr and skipped (the others are tested; the exit is then 2)."""
@@ -203,12 +121,12 @@ def _default_refs() -> tuple[list[str], int]:
     return [spec.id for spec in specs if catalogs_for(spec)], len(problems)
 
 
-def run_spec_tests(spec_refs, pattern, catalogs, coverage, fmt, output) -> None:
+def run_spec_tests(spec_refs, pattern, catalogs, coverage, fmt, root, output, quiet) -> None:
     """The command body (shared by `spec test` and its alias `fixture check`)."""
     from flarespec.fixtures.check import check_cases, coverage as judge_coverage
+    from flarespec.fixtures.case_report import SpecRun, spec_test_report
+    from flarespec.output.progress import progress
 
-    if output and fmt != "junit":
-        _fail("--output is for --format junit (text and github go to stdout)")
     refs, broken = (list(spec_refs), 0) if spec_refs else _default_refs()
     plans = [_plan(ref, catalogs, pattern) for ref in refs]
     if not plans:
@@ -219,22 +137,29 @@ def run_spec_tests(spec_refs, pattern, catalogs, coverage, fmt, output) -> None:
     runs = []
     for compiled, planned, spec_path in plans:
         started = time.perf_counter()
-        results = check_cases(planned.cases, compiled, spec_path,
-                              skip=lambda case: planned.skip.get(case.name))
+        with progress(len(planned.cases), f"spec test {compiled.id}", quiet=quiet,
+                      unit="cases") as step:
+            results = check_cases(planned.cases, compiled, spec_path,
+                                  skip=lambda case: planned.skip.get(case.name),
+                                  on_case=lambda result: step(result.name))
         covered = judge_coverage(compiled, planned.cases, planned.skip, results,
                                  selected=bool(pattern)) if coverage else None
-        runs.append((compiled.id, results, covered, time.perf_counter() - started))
-    failed = render(runs, fmt, output)
+        catalog = str(planned.catalog_files[0]) if planned.catalog_files else None
+        runs.append(SpecRun(compiled.id, results, covered, time.perf_counter() - started,
+                            catalog))
+    report = spec_test_report(runs, broken)
+    emit(report, fmt, root=root, to=output)
+    failed = any(r.status == "failed" for run in runs for r in run.results)
     sys.exit(EXIT_USAGE if broken else EXIT_FAILED if failed else EXIT_OK)
 
 
 @click.command("test", help=HELP)
 @_options
-def spec_test(spec_refs, pattern, catalogs, coverage, fmt, output):
-    run_spec_tests(spec_refs, pattern, catalogs, coverage, fmt, output)
+def spec_test(spec_refs, pattern, catalogs, coverage, fmt, root, output, quiet):
+    run_spec_tests(spec_refs, pattern, catalogs, coverage, fmt, root, output, quiet)
 
 
 @click.command("check", help="Alias of `flarespec spec test` (same options, same code).\n\n" + HELP)
 @_options
-def fixture_check(spec_refs, pattern, catalogs, coverage, fmt, output):
-    run_spec_tests(spec_refs, pattern, catalogs, coverage, fmt, output)
+def fixture_check(spec_refs, pattern, catalogs, coverage, fmt, root, output, quiet):
+    run_spec_tests(spec_refs, pattern, catalogs, coverage, fmt, root, output, quiet)

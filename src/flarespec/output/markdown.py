@@ -42,7 +42,7 @@ def _section(section: Section, verbose: bool) -> list[str]:
     shown = listed if verbose or section.limit is None else listed[:section.limit]
     if shown:
         lines += ["| level | rule | where | message |", "|---|---|---|---|"]
-        lines += [f"| {f.level if f.kind == FAIL else f.kind} | {code(f.rule)} | "
+        lines += [f"| {f.tag or (f.level if f.kind == FAIL else f.kind)} | {code(f.rule)} | "
                   f"{code(where(f))} | {_message(f)} |" for f in shown]
         if len(listed) > len(shown):
             lines.append(f"\n… and {len(listed) - len(shown)} more{section.more}")

@@ -57,9 +57,10 @@ class Finding:
     expected: Any = ABSENT
     actual: Any = ABSENT
     title: str | None = None       # a short name (JUnit test case, annotation title)
+    tag: str | None = None         # a listing's class word ("loosening", "FAIL"): human forms
     details: tuple[str, ...] = ()  # further lines, shown by every format for people
     facts: tuple[tuple[str, str], ...] = ()  # (name, value) shown in full (verbose) forms
-    key: tuple = ()                # what makes it the same finding in another run
+    key: tuple | str = ()          # what makes it the same finding in another run
 
     def __post_init__(self):
         if self.level not in LEVELS:
@@ -87,7 +88,10 @@ class Finding:
     @property
     def fingerprint(self) -> str:
         """Stable across identical runs and across line moves: the rule, the file as
-        people know it, the location and the message, or the producer's own ``key``."""
+        people know it, the location and the message, or the producer's own ``key`` (a
+        ``str`` key is the fingerprint itself: a producer that has one keeps it)."""
+        if isinstance(self.key, str):
+            return self.key
         key = self.key or (self.rule, self.place, self.location, self.message)
         text = json.dumps(list(key), sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -102,6 +106,8 @@ class Finding:
                 entry[name] = getattr(self, name)
         if self.title:
             entry["title"] = self.title
+        if self.tag:
+            entry["tag"] = self.tag
         if self.details:
             entry["details"] = list(self.details)
         if self.facts:

@@ -6,7 +6,10 @@ editors' problem matchers read ``file:line:column: message``): its place (``file
 them, expected and actual cut to 80 characters (two mappings show only the members that
 differ); then its details (ten). Passes are counted by the title, not listed. The short
 form shows ``limit`` findings of a section and counts the rest; ``verbose`` shows every
-finding, expected and actual in full, and its facts.
+finding, expected and actual in full, and its facts. A finding with a ``tag`` (a
+listing's class word: ``spec diff``'s classes, ``spec test``'s FAIL) is written
+``TAG  message``, the tags of a section padded to one column, its place shown by the
+verbose form.
 """
 
 from __future__ import annotations
@@ -34,8 +37,10 @@ def _section(section: Section, verbose: bool) -> list[str]:
     indent = FINDING if section.heading else ""
     listed = [finding for finding in section.findings if finding.listed]
     shown = listed if verbose or section.limit is None else listed[:section.limit]
+    width = max((len(f.tag) for f in shown if f.tag), default=0)
     for finding in shown:
-        lines.extend(finding_lines(finding, verbose, rule=section.rule is None, indent=indent))
+        lines.extend(finding_lines(finding, verbose, rule=section.rule is None, indent=indent,
+                                   width=width))
     if len(listed) > len(shown):
         lines.append(f"{indent}… and {len(listed) - len(shown)} more{section.more}")
     lines.extend(f"{indent}{note}" for note in section.notes)
@@ -57,15 +62,19 @@ def where(finding: Finding) -> str:
 
 
 def finding_lines(finding: Finding, verbose: bool = False, *, rule: bool = True,
-                  indent: str = FINDING) -> list[str]:
+                  indent: str = FINDING, width: int = 0) -> list[str]:
     place = where(finding)
-    label = "" if finding.level == ERROR else \
-        "n/a: " if finding.kind == NOT_APPLICABLE else f"{finding.level}: "
-    head = f"{indent}{place + ': ' if place else ''}{label}{finding.message}"
-    head += "" if verbose else _values(finding)
-    head += f" [{finding.rule}]" if rule else ""
-    lines = [head]
     more = indent + DETAIL
+    if finding.tag:  # a listing: TAG  message; its place on a line of its own
+        head = f"{indent}{finding.tag:<{width}}  {finding.message}"
+        lines = [head + ("" if verbose else _values(finding))]
+        lines += [f"{more}at {place}"] if place and verbose else []
+    else:
+        label = "" if finding.level == ERROR else \
+            "n/a: " if finding.kind == NOT_APPLICABLE else f"{finding.level}: "
+        head = f"{indent}{place + ': ' if place else ''}{label}{finding.message}"
+        head += "" if verbose else _values(finding)
+        lines = [head + (f" [{finding.rule}]" if rule else "")]
     if verbose:
         lines.extend(f"{more}{name}: {_value(value)}" for name, value in
                      (("expected", finding.expected), ("actual", finding.actual))

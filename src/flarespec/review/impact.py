@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from flarespec.output.model import ERROR, NONE, PASS, WARNING, Finding, Report, Rule, \
+    Section, Table
 from flarespec.review.diff import LOOSENING, NEUTRAL, TIGHTENING, DiffResult, diff_specs
 
 
@@ -193,20 +195,19 @@ def findings(diff: DiffResult, results: list[InputImpact]) -> list[str]:
     return out
 
 
-# --------------------------------------------------------------------------- output
+# --------------------------------------------------------------------------- report
 
-IMPACT_FORMATS = ("text", "markdown", "json")
-
-
-def render_impact(result: ImpactResult, fmt: str) -> str:
-    import json
-
-    if fmt == "json":
-        return json.dumps(result.as_dict(), indent=2, ensure_ascii=False)
-    flips = sum(1 for r in result.inputs if r.flip)
-    head = (f"spec impact {result.diff.old} -> {result.diff.new}: {len(result.inputs)} inputs, "
-            f"{flips} verdicts flipped, {len(result.findings)} findings")
-    return _markdown(result, head) if fmt == "markdown" else _text(result, head)
+FLIP, FINDING = "impact.flip", "impact.finding"
+FAIL_ON = ("flip", "finding", "any")
+RULES = {
+    FLIP: Rule(FLIP, "An input whose verdict the spec change flips",
+               "Both specs ran over the input and disagree; the rules responsible are named "
+               "(docs/spec-review.md, spec impact)."),
+    FINDING: Rule(FINDING, "The diff's classes and the data disagree",
+                  "A neutral change that flips a verdict, a change whose direction a flip "
+                  "contradicts, or a tightening that rejects nothing it accepted before "
+                  "(docs/spec-review.md, spec impact)."),
+}
 
 
 def _metric(verdict: Verdict) -> str:
@@ -217,31 +218,43 @@ def _verdict_word(verdict: Verdict) -> str:
     return "pass" if verdict.ok else "fail"
 
 
-def _text(result: ImpactResult, head: str) -> str:
-    lines = [head]
-    for r in result.inputs:
-        line = (f"  {r.input}: {_verdict_word(r.old)} → {_verdict_word(r.new)}, metric "
-                f"{_metric(r.old)} → {_metric(r.new)}")
-        if r.flip:
-            line += f"  ({r.flip} by {', '.join(r.responsible) or 'no single rule'})"
-        lines.append(line)
-    for rule, counts in result.per_rule().items():
-        lines.append(f"  rule {rule}: " + ", ".join(f"{n} {what}" for what, n in counts.items()
-                                                  if n))
-    lines.extend(f"  finding: {finding}" for finding in result.findings)
-    return "\n".join(lines)
+def _input_finding(r: InputImpact, fails: bool) -> Finding:
+    said = (f"{_verdict_word(r.old)} → {_verdict_word(r.new)}, metric {_metric(r.old)} → "
+            f"{_metric(r.new)}")
+    if not r.flip:
+        return Finding(FLIP, f"{r.input}: {said}", NONE, PASS, file=r.input,
+                       title=f"{r.input}: no flip")
+    by = ", ".join(r.responsible) or "no single rule"
+    return Finding(FLIP, f"{r.input}: {said} ({r.flip} by {by})", ERROR if fails else WARNING,
+                   file=r.input, tag=r.flip, title=f"{r.input}: {r.flip}",
+                   key=(FLIP, r.input, r.flip, tuple(r.responsible)))
 
 
-def _markdown(result: ImpactResult, head: str) -> str:
-    lines = [f"### {head}", "", "| input | verdict | metric | flipped by |", "|---|---|---|---|"]
-    for r in result.inputs:
-        lines.append(f"| `{r.input}` | {_verdict_word(r.old)} → {_verdict_word(r.new)} | "
-                     f"{_metric(r.old)} → {_metric(r.new)} | {', '.join(r.responsible)} |")
-    rules = result.per_rule()
-    if rules:
-        lines += ["", "| rule | pass→fail | fail→pass | reasons changed |", "|---|---|---|---|"]
-        lines += [f"| `{rule}` | {c['pass→fail']} | {c['fail→pass']} | {c['reasons changed']} |"
-                  for rule, c in rules.items()]
-    if result.findings:
-        lines += ["", "**Findings**", ""] + [f"- {finding}" for finding in result.findings]
-    return "\n".join(lines)
+def impact_report(result: ImpactResult, fail_on: str | None = None,
+                  anchor: str | None = None) -> Report:
+    """Each flipped input a finding at its entry file, each static/data disagreement a
+    finding at ``anchor`` (the new spec file); the per-input and per-rule tables for
+    people; ``fail_on`` (flip, finding, any) makes those findings errors and the report
+    not ok."""
+    flips = [r for r in result.inputs if r.flip]
+    fail_flips, fail_findings = fail_on in ("flip", "any"), fail_on in ("finding", "any")
+    inputs = Table(("input", "verdict", "metric", "flipped by"),
+                   [(r.input, f"{_verdict_word(r.old)} → {_verdict_word(r.new)}",
+                     f"{_metric(r.old)} → {_metric(r.new)}", ", ".join(r.responsible))
+                    for r in result.inputs])
+    rules = Table(("rule", "pass→fail", "fail→pass", "reasons changed"),
+                  [(rule, *(str(c[k]) for k in ("pass→fail", "fail→pass", "reasons changed")))
+                   for rule, c in result.per_rule().items()])
+    found = [Finding(FINDING, text, ERROR if fail_findings else WARNING, tag="finding",
+                     key=(FINDING, text)) for text in result.findings]
+    sections = [Section("inputs", [_input_finding(r, fail_flips) for r in result.inputs],
+                        table=inputs)]
+    if rules.rows:
+        sections.append(Section("rules", table=rules))
+    if found:
+        sections.append(Section("findings", found))
+    title = (f"spec impact {result.diff.old} -> {result.diff.new}: {len(result.inputs)} "
+             f"inputs, {len(flips)} verdicts flipped, {len(result.findings)} findings")
+    ok = not ((fail_flips and flips) or (fail_findings and result.findings))
+    return Report("spec impact", title, ok, sections, rules=dict(RULES),
+                  data=result.as_dict(), anchor=anchor)

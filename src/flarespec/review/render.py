@@ -1,8 +1,9 @@
-"""``spec diff`` output formats: text, markdown, json, github, junit; acknowledgements; gate.
+"""``spec diff`` as the one result model (every format is a renderer of output/);
+acknowledgements; the gate.
 
-Every format shows every value in full: a value that does not fit on its line is folded onto
-lines of its own (YAML flow style for text, a fenced block for markdown), never cut. The
-JSON schema is documented in docs/spec-review.md.
+Every change is shown with its values in full: a value that does not fit on its line is
+folded onto lines of its own, never cut. The JSON members are documented in
+docs/spec-review.md.
 """
 
 from __future__ import annotations
@@ -10,13 +11,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from xml.sax.saxutils import escape, quoteattr
 
 from flarespec.review.diff import CLASSES, LOOSENING, NEUTRAL, REVIEW, TIGHTENING, Change, \
     DiffResult
+from flarespec.output.model import ERROR, NOTE, WARNING, Finding, Report, Rule, Section
 from flarespec.spec.errors import SpecInvalid, SpecIssue
 
-FORMATS = ("text", "markdown", "json", "github", "junit")
 FAIL_ON = (TIGHTENING, LOOSENING, REVIEW, "any")
 GATE_FAILED = 1  # exit code when --fail-on finds an unacknowledged change of its class
 INLINE = 60      # a value longer than this (as JSON text) goes onto lines of its own
@@ -47,18 +47,23 @@ def _values(change: Change) -> tuple[str | None, str | None]:
     return old, new
 
 
-# --------------------------------------------------------------------------- text
+# --------------------------------------------------------------------------- report
 
 NOTHING_CHANGED = "no spec changed"
-
-
-def render_text(results: list[DiffResult], gate: "Gate | None" = None) -> str:
-    text = "\n".join(_text_one(result) for result in results) or f"spec diff: {NOTHING_CHANGED}"
-    if gate is None or gate.fail_on is None:
-        return text
-    lines = [text, gate.sentence()]
-    lines += [f"  {c.cls:<10}  {label(c)}: {c.what}  [{c.fingerprint}]" for c in gate.hits]
-    return "\n".join(lines)
+_LEVEL = {TIGHTENING: NOTE, LOOSENING: WARNING, REVIEW: WARNING, NEUTRAL: NOTE}
+RULES = {
+    f"diff.{TIGHTENING}": Rule(f"diff.{TIGHTENING}", "A change that accepts fewer inputs",
+                               "The new spec rejects inputs the old one accepted "
+                               "(docs/spec-review.md, classes)."),
+    f"diff.{LOOSENING}": Rule(f"diff.{LOOSENING}", "A change that accepts more inputs",
+                              "The new spec accepts inputs the old one rejected: a "
+                              "reviewer approves it, or it goes (docs/spec-review.md)."),
+    f"diff.{REVIEW}": Rule(f"diff.{REVIEW}", "A change whose effect cannot be decided",
+                           "The reason is given; a reviewer decides (docs/spec-review.md)."),
+    f"diff.{NEUTRAL}": Rule(f"diff.{NEUTRAL}", "A change of wording only",
+                            "Descriptions, messages, titles: the accepted inputs are the "
+                            "same (docs/spec-review.md)."),
+}
 
 
 def _summary(result: DiffResult) -> str:
@@ -68,212 +73,59 @@ def _summary(result: DiffResult) -> str:
     return line + (f" ({acked} acknowledged)" if acked else "")
 
 
-def _text_one(result: DiffResult) -> str:
-    lines = [f"spec diff {result.old} -> {result.new}: {_summary(result)}"]
-    for change in result.changes:
-        lines.extend(_text_change(change))
-    if not result.changes:
-        lines.append("  no changes")
-    return "\n".join(lines)
-
-
-def _text_change(change: Change) -> list[str]:
-    head = f"  {change.cls:<10}  {label(change)}: {change.what}"
+def _message(change: Change) -> tuple[str, list[str]]:
+    """``label: what: old → new`` when the values fit on the line, else the values
+    folded onto lines of their own (never cut)."""
     old, new = _values(change)
-    shown_inline = [v for v in (old, new) if v is not None]
-    lines = []
-    if all(len(v) <= INLINE for v in shown_inline):
+    inline = [v for v in (old, new) if v is not None]
+    message = f"{label(change)}: {change.what}"
+    if all(len(v) <= INLINE for v in inline):
         if old is not None and new is not None:
-            head += f": {old} → {new}"
-        elif shown_inline:
-            head += f": {shown_inline[0]}"
-        lines.append(head)
-    else:
-        lines.append(head)
-        for sign, value, raw in (("-", old, change.old), ("+", new, change.new)):
-            if value is not None:
-                lines.append(f"      {sign}")
-                lines.extend(_folded(raw, "        "))
-    details = [change.reason] if change.reason else []
+            return f"{message}: {old} → {new}", []
+        return (f"{message}: {inline[0]}" if inline else message), []
+    folded = []
+    for sign, value, raw in (("-", old, change.old), ("+", new, change.new)):
+        if value is not None:
+            folded += [sign, *_folded(raw, "  ")]
+    return message, ["\n".join(folded)]
+
+
+def _finding(change: Change, failing: bool) -> Finding:
+    message, details = _message(change)
+    why = [change.reason] if change.reason else []
     if change.rules:
-        details.append(f"read by {', '.join(change.rules)}")
+        why.append(f"read by {', '.join(change.rules)}")
     if change.acknowledged:
-        details.append(f"acknowledged: {change.acknowledged}")
-    if details:
-        lines.append(f"      ({'; '.join(details)})  [{change.fingerprint}]")
-    else:
-        lines.append(f"      [{change.fingerprint}]")
-    return lines
+        why.append(f"acknowledged: {change.acknowledged}")
+    details.append(f"({'; '.join(why)})  [{change.fingerprint}]" if why
+                   else f"[{change.fingerprint}]")
+    level = ERROR if failing else NOTE if change.acknowledged else _LEVEL[change.cls]
+    return Finding(f"diff.{change.cls}", message, level, file=change.file, line=change.line,
+                   location=label(change), tag=change.cls, details=tuple(details),
+                   title=f"spec {change.cls}: {label(change)}", key=change.fingerprint)
 
 
-# --------------------------------------------------------------------------- markdown
-
-def render_markdown(results: list[DiffResult], gate: "Gate | None" = None) -> str:
-    text = "\n\n".join(_markdown_one(result) for result in results) or \
-        f"### spec diff\n\n{NOTHING_CHANGED.capitalize()}."
-    if gate is None or gate.fail_on is None:
-        return text
-    lines = [text, "", f"### spec gate: {'failed' if gate.failed else 'passed'}", "",
-             f"`--fail-on {gate.fail_on}`: **{gate.counted()}**; {gate.with_what()}"]
-    if gate.hits:
-        lines += ["", "| change | class | what | fingerprint |", "|---|---|---|---|"]
-        lines += [f"| {_code(label(c))} | {c.cls} | {_cell(c.what)} | `{c.fingerprint}` |"
-                  for c in gate.hits]
-    return "\n".join(lines)
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", "<br>")
-
-
-def _code(value: str | None) -> str:
-    if value is None:
-        return ""
-    if "`" in value:  # a double fence, padded, keeps a value holding a backtick whole
-        return _cell(f"`` {value} ``")
-    return _cell(f"`{value}`")
-
-
-def _markdown_one(result: DiffResult) -> str:
-    lines = [f"### spec diff `{result.old}` → `{result.new}`", "",
-             f"**{_summary(result)}**"]
-    for cls in CLASSES:
-        mine = [c for c in result.changes if c.cls == cls]
-        if not mine:
-            continue
-        lines += ["", f"#### {cls} ({len(mine)})", "",
-                  "| change | what | old | new | why | fingerprint |",
-                  "|---|---|---|---|---|---|"]
-        for change in mine:
-            old, new = _values(change)
-            why = change.reason
-            if change.rules:
-                why += ("; " if why else "") + "read by " + ", ".join(change.rules)
-            if change.acknowledged:
-                why += ("; " if why else "") + f"acknowledged: {change.acknowledged}"
-            lines.append(f"| {_code(label(change))} | {_cell(change.what)} | {_code(old)} | "
-                         f"{_code(new)} | {_cell(why)} | `{change.fingerprint}` |")
-    if not result.changes:
-        lines += ["", "No changes."]
-    return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------- json / github / junit
-
-def render_json(results: list[DiffResult], extra: dict | None = None) -> str:
-    document = {"schema": SCHEMA_VERSION, "specs": [r.as_dict() for r in results]}
-    return json.dumps({**document, **(extra or {})}, indent=2, ensure_ascii=False)
-
-
-_GITHUB_LEVEL = {TIGHTENING: "notice", LOOSENING: "warning", REVIEW: "warning",
-                 NEUTRAL: "notice"}
-
-
-def _github_escape(text: str, *, property_value: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return text.replace(":", "%3A").replace(",", "%2C") if property_value else text
-
-
-def render_github(results: list[DiffResult], gate: "Gate | None" = None) -> str:
-    """One GitHub Actions workflow command per change, at the line of the new spec; a
-    change the gate fails on is an ``::error``; with --fail-on, one last command says what
-    the gate decided (``::error`` when it failed, else ``::notice``)."""
-    failing = {id(change) for change in gate.hits} if gate else set()
-    lines = []
-    for result in results:
-        for change in result.changes:
-            where = [f"file={_github_escape(change.file, property_value=True)}"] \
-                if change.file else []
-            if change.line:
-                where.append(f"line={change.line}")
-            title = f"spec {change.cls}: {label(change)}"
-            where.append(f"title={_github_escape(title, property_value=True)}")
-            old, new = _values(change)
-            body = f"{label(change)}: {change.what}"
-            body += "".join(f"\n{sign} {value}" for sign, value in (("old", old), ("new", new))
-                            if value is not None)
-            if change.reason:
-                body += f"\n({change.reason})"
-            if change.rules:
-                body += f"\nread by {', '.join(change.rules)}"
-            if change.acknowledged:
-                body += f"\nacknowledged: {change.acknowledged}"
-            body += f"\nfingerprint {change.fingerprint}"
-            level = "error" if id(change) in failing else \
-                "notice" if change.acknowledged else _GITHUB_LEVEL[change.cls]
-            lines.append(f"::{level} {','.join(where)}::{_github_escape(body)}")
-    if gate is not None and gate.fail_on is not None:
-        title = _github_escape(f"spec gate {'failed' if gate.failed else 'passed'}",
-                               property_value=True)
-        body = gate.sentence() + "".join(f"\n{c.cls} {label(c)} [{c.fingerprint}]"
-                                         for c in gate.hits)
-        lines.append(f"::{'error' if gate.failed else 'notice'} title={title}::"
-                     f"{_github_escape(body)}")
-    return "\n".join(lines)
-
-
-def render_junit(results: list[DiffResult], fail_on: str | None,
-                 gate: "Gate | None" = None) -> str:
-    """One test case per change; a change the gate fails on is a failure."""
-    suites = []
-    for result in results:
-        cases = []
-        failures = 0
-        for change in result.changes:
-            name = quoteattr(f"{change.cls}: {label(change)}: {change.what}")
-            old, new = _values(change)
-            text = "\n".join(p for p in (f"old: {old}" if old is not None else "",
-                                         f"new: {new}" if new is not None else "",
-                                         change.reason, f"fingerprint {change.fingerprint}")
-                             if p)
-            where = f"{change.file}:{change.line}" if change.file else ""
-            body = f"<system-out>{escape(text)}</system-out>"
-            if gate_hit(change, fail_on):
-                failures += 1
-                body = f"<failure message={quoteattr(change.cls)}>{escape(text)}</failure>"
-            cases.append(f'    <testcase classname={quoteattr(str(result.new))} name={name} '
-                         f'file={quoteattr(where)}>{body}</testcase>')
-        suites.append(f'  <testsuite name={quoteattr(f"spec diff {result.old} -> {result.new}")}'
-                      f' tests="{len(cases)}" failures="{failures}">\n' + "\n".join(cases) +
-                      "\n  </testsuite>")
-    if gate is not None and gate.fail_on is not None:
-        suites.append(_junit_gate(gate))
-    return '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n' + "\n".join(suites) + \
-        "\n</testsuites>"
-
-
-def _junit_gate(gate: "Gate") -> str:
-    """The gate's decision as a suite of its own: one case, a failure when it failed."""
-    properties = "".join(f'<property name={quoteattr(name)} value={quoteattr(str(value))}/>'
-                         for name, value in (("fail_on", gate.fail_on),
-                                             ("ack_file", gate.ack_file or ""),
-                                             ("acknowledged", gate.acknowledged),
-                                             ("unacknowledged", len(gate.hits))))
-    text = "\n".join([gate.sentence()] + [f"{c.cls} {label(c)} [{c.fingerprint}]"
-                                           for c in gate.hits])
-    body = f"<failure message={quoteattr(gate.counted())}>{escape(text)}</failure>" \
-        if gate.failed else f"<system-out>{escape(text)}</system-out>"
-    return (f'  <testsuite name="spec gate" tests="1" failures="{int(gate.failed)}">\n'
-            f'    <properties>{properties}</properties>\n'
-            f'    <testcase classname="spec gate" name={quoteattr(f"--fail-on {gate.fail_on}")}'
-            f'>{body}</testcase>\n  </testsuite>')
-
-
-def render(results: list[DiffResult], fmt: str, fail_on: str | None = None,
-           ack_file: str | None = None) -> str:
-    """The report in ``fmt``; with ``fail_on``, every format also says what the gate
-    decided, on which changes, and with which acknowledgements (``ack_file``)."""
+def diff_report(results: list[DiffResult], fail_on: str | None = None,
+                ack_file: str | None = None) -> Report:
+    """One section per compared pair, one finding per change (a change the gate fails on
+    is an error; loosening and review changes are warnings, the others notes); with
+    ``fail_on`` the footer says what the gate decided, on which changes."""
     gate = Gate.of(results, fail_on, ack_file)
-    if fmt == "markdown":
-        return render_markdown(results, gate)
-    if fmt == "json":
-        return render_json(results, {"fail_on": fail_on, "gate_failed": gate.failed,
-                                     "gate": gate.as_dict()})
-    if fmt == "github":
-        return render_github(results, gate)
-    if fmt == "junit":
-        return render_junit(results, fail_on, gate)
-    return render_text(results, gate)
+    failing = {id(change) for change in gate.hits}
+    sections = [Section(f"spec diff {r.old} -> {r.new}: {_summary(r)}",
+                        [_finding(c, id(c) in failing) for c in r.changes],
+                        notes=[] if r.changes else ["no changes"]) for r in results]
+    changed = sum(1 for r in results if r.changes)
+    title = f"spec diff: {NOTHING_CHANGED}" if not results else \
+        f"spec diff: {len(results)} spec{'s' * (len(results) != 1)} compared, {changed} changed"
+    footer = []
+    if fail_on is not None:
+        footer = [gate.sentence()] + [f"  {c.cls:<10}  {label(c)}: {c.what}  [{c.fingerprint}]"
+                                      for c in gate.hits]
+    data = {"schema": SCHEMA_VERSION, "specs": [r.as_dict() for r in results],
+            "fail_on": fail_on, "gate_failed": gate.failed, "gate": gate.as_dict()}
+    return Report("spec diff", title, not gate.failed, sections, footer, dict(RULES), data,
+                  anchor=next((c.file for r in results for c in r.changes if c.file), None))
 
 
 # --------------------------------------------------------------------------- gate and acks
