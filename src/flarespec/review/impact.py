@@ -256,5 +256,6 @@ def impact_report(result: ImpactResult, fail_on: str | None = None,
     title = (f"spec impact {result.diff.old} -> {result.diff.new}: {len(result.inputs)} "
              f"inputs, {len(flips)} verdicts flipped, {len(result.findings)} findings")
     ok = not ((fail_flips and flips) or (fail_findings and result.findings))
-    return Report("spec impact", title, ok, sections, rules=dict(RULES),
-                  data=result.as_dict(), anchor=anchor)
+    data = {key: value for key, value in result.as_dict().items() if key != "findings"}
+    return Report("spec impact", title, ok, sections, rules=dict(RULES), data=data,
+                  anchor=anchor)  # the disagreements are the report's impact.finding findings
