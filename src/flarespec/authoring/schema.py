@@ -34,7 +34,6 @@ from flarespec.spec.compile import STREAMED_LOADERS
 from flarespec.spec.tokens import _TOKEN
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
-BASE_URL = "https://flarespec.invalid/schemas/"  # an id only: nothing is fetched from it
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
 NAMES = ("spec", "catalog", "acks")
 REGENERATE = "python -m flarespec.cli.spec_schema_command --write"
@@ -336,7 +335,7 @@ def spec_schema() -> dict:
     _refine(root, "shapes", "*", _ref("shape"))
     definitions.update(assertion=assertion_schema(), condition=condition_schema(),
                        shape=shape_schema(), constant=CONSTANT, **ARGUMENT_FORMS)
-    return _document("spec", "flarespec spec file", root, definitions,
+    return _document("flarespec spec file", root, definitions,
                      "A spec file of flarespec (docs/spec-language.md), as written: a child "
                      "(extends) states only what it changes.")
 
@@ -344,7 +343,7 @@ def spec_schema() -> dict:
 def catalog_schema(catalog: dict) -> dict:
     """A fixture catalog, from its Cerberus schema ``catalog`` (fixtures/catalog.py
     ``CATALOG``: a room above this one, so the command line passes it in)."""
-    return _document("catalog", "flarespec fixture catalog", cerberus_object(catalog, {}), {},
+    return _document("flarespec fixture catalog", cerberus_object(catalog, {}), {},
                      "Negative and positive fixture cases of a spec (flarespec.fixtures."
                      "catalog; `flarespec spec test`).")
 
@@ -362,12 +361,13 @@ def acks_schema() -> dict:
     root = {"type": ["array", "null"], "items": entry,
             "description": "a list of {fingerprint, reason}; an empty file or [] "
                            "acknowledges nothing"}
-    return _document("acks", "flarespec spec diff acknowledgements", root, {},
+    return _document("flarespec spec diff acknowledgements", root, {},
                      "Reviewed changes of `flarespec spec diff` that no longer block.")
 
 
-def _document(name: str, title: str, root: dict, definitions: dict, description: str) -> dict:
-    out = {"$schema": DRAFT, "$id": f"{BASE_URL}{name}.schema.json", "title": title,
+def _document(title: str, root: dict, definitions: dict, description: str) -> dict:
+    # no $id: a file's location is its identity, so no reader resolves a URL (no network)
+    out = {"$schema": DRAFT, "title": title,
            "description": description, **root}
     if definitions:
         out["definitions"] = definitions
