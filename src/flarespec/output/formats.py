@@ -18,7 +18,7 @@ MACHINE = ("json", "junit", "sarif")  # read by programs: nothing else is ever m
 
 HELP = {"text": "for people (the default)",
         "json": "the report as one JSON object (docs/output.md)",
-        "github": "GitHub Actions annotations (::error file=…,line=…::)",
+        "github": "GitHub Actions annotations (workflow commands at file and line)",
         "junit": "JUnit XML (CI test reports)",
         "markdown": "a PR comment or job summary",
         "sarif": "SARIF 2.1.0 (GitHub code scanning; files relative to --root)"}
