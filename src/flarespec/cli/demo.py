@@ -10,6 +10,7 @@ import click
 
 def run_demo(directory: str | None) -> int:
     from flarespec.adapter.commands import measure, validate_pair
+    from flarespec.adapter.receipt_report import ReceiptView, metric_sentence
     from flarespec.cli.fixture_commands import open_for_writing
     from flarespec.fixtures.writers import write_pair
 
@@ -27,18 +28,17 @@ def run_demo(directory: str | None) -> int:
     worst = 0
     for title, step in steps:
         outcome = step()
-        receipt = outcome.receipt
+        view = ReceiptView(outcome.receipt)
         worst = max(worst, outcome.exit_code)
-        if receipt["status"] == "pass" and receipt["command"] == "measure":
-            metric = receipt["packet"]["metric"]
-            said = f"{metric['key']} = {metric['value']} {metric['unit']}"
-        elif receipt["status"] == "pass":
+        if view.passed and view.command == "measure":
+            said = metric_sentence(view, "packet")
+        elif view.passed:
             said = "comparable pair: " + ", ".join(
-                f"{role} {receipt['pair'][role]['metric']['value']}" for role in
-                ("baseline", "candidate"))
+                f"{role} {(view.metric(role) or {}).get('value')}" for role in view.roles)
         else:
-            said = f"{len(receipt['violations'])} violations"
-        click.echo(f"{title:<18} exit {outcome.exit_code}  {receipt['status']:<8} {said}\n"
+            said = f"{len(view.violations)} violations"
+        status = "pass" if view.passed else "rejected"
+        click.echo(f"{title:<18} exit {outcome.exit_code}  {status:<8} {said}\n"
                    f"{'':<18} receipt {outcome.output}")
     metric_key = spec.metric.key if spec.metric else "the metric"
     click.echo(f"\nThe runner reads {metric_key} from the two measure receipts.\n"
