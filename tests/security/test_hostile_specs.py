@@ -132,7 +132,8 @@ def test_spec_that_hung_is_rejected_in_bounded_time_and_memory(name, command, pa
 def test_a_directory_given_as_a_spec_is_refused(tmp_path):
     result = CliRunner().invoke(main, ["spec", "lint", str(tmp_path)])
     assert result.exit_code == 2
-    assert result.output == (f"{tmp_path}:1:1: spec is a directory, not a regular file "
+    assert result.output == ("spec lint: 1 spec, 1 error, 0 warnings\n"
+                             f"{tmp_path}:1:1: spec is a directory, not a regular file "
                              f"[spec.not-a-file]\n")
 
 

@@ -15,9 +15,11 @@ from flarespec.cli.formats import emit, format_options
 @click.option("--verbose", "-v", is_flag=True,
               help="text and markdown: every violation, expected and actual in full.")
 def report(receipt_path, fmt, root, verbose):
-    """Render RECEIPT (written by `measure` or `validate-pair`, pass or rejection) in a
-    format, so that a CI job that ran the runner commands can annotate the packet files
-    that broke without running them again.
+    """Render a receipt (pass or rejection) as text, json, github, junit, markdown or sarif.
+
+    RECEIPT is written by `measure` or `validate-pair`; rendering it again lets a CI job
+    that ran the runner commands annotate the packet files that broke without running
+    them again.
 
     \b
     flarespec report R/a.json                          # the summary the command printed
