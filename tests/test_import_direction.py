@@ -53,7 +53,8 @@ def test_every_room_is_in_the_table():
     assert rooms == set(MAY_IMPORT)
 
 
-TEST_ONLY = {"jsonpath_ng", "jsonpath_rfc9535", "prometheus_client", "hypothesis", "pytest"}
+TEST_ONLY = {"jsonpath_ng", "jsonpath_rfc9535", "prometheus_client", "hypothesis", "pytest",
+             "jsonschema"}
 
 
 def test_run_time_code_imports_no_test_only_library():
