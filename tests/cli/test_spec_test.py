@@ -4,6 +4,7 @@ spec, on child specs written into tmp_path and on small catalogs."""
 from __future__ import annotations
 
 import copy
+import json
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -97,9 +98,12 @@ def test_a_wrong_expectation_fails_with_expected_vs_got(tmp_path):
     cases = WRONG.replace("${request_id_format}", "${measured}.q0")
     result = run("spec", "test", BUNDLED, "--catalog", catalog(tmp_path, cases))
     assert result.exit_code == 1
-    assert (f"FAIL {BUNDLED} wrongly-expected: expected packet.schema; got response.file.missing "
-            f"(missing ['packet.schema'], unexpected ['response.file.missing'])") in result.output
-    assert "0 passed, 1 failed, 0 not applicable" in result.output
+    # the text listing writes a tagged finding as ``TAG  message`` (issue 16)
+    assert (f"FAIL  {BUNDLED} wrongly-expected: expected packet.schema; got response.file.missing "
+            f"(missing ['packet.schema'], unexpected ['response.file.missing'])") \
+        in result.output.splitlines()
+    assert result.output.splitlines()[-1].startswith(
+        f"{BUNDLED}: 0 passed, 1 failed, 0 not applicable")
 
 
 def test_a_crashing_case_is_a_failure_not_a_traceback(tmp_path):
@@ -111,17 +115,31 @@ def test_a_crashing_case_is_a_failure_not_a_traceback(tmp_path):
 
 
 def test_github_and_junit_formats(tmp_path):
+    """The failed case is an annotation at its catalog (relative to --root) titled by spec
+    and case, and the run ends with one summary annotation; in JUnit it is a failing test
+    case. Since issue 16 the JUnit suite is a section of the report: a spec's cases form a
+    section without heading, so the suite is named ``flarespec spec test`` (no longer by the
+    spec id); the spec id is in each test case's name, the spec's summary in the suite's
+    system-out."""
     cases = WRONG.replace("${request_id_format}", "${measured}.q0")
-    github = run("spec", "test", BUNDLED, "--catalog", catalog(tmp_path, cases), "--format", "github")
+    github = run("spec", "test", BUNDLED, "--catalog", catalog(tmp_path, cases), "--format", "github",
+                 "--root", tmp_path)
     assert github.exit_code == 1
-    assert f"::error title=spec test::{BUNDLED} wrongly-expected: expected packet.schema" in github.output
+    lines = github.stdout.splitlines()  # progress goes to stderr
+    assert lines[0].startswith(f"::error file=cases.yaml,title={BUNDLED} wrongly-expected::"
+                               f"{BUNDLED} wrongly-expected: expected packet.schema; "
+                               f"got response.file.missing"), lines
+    assert lines[-1] == "::error title=flarespec spec test::spec test: 1 spec, 1 cases, 1 failed"
     report = tmp_path / "cases.xml"
     junit = run("spec", "test", BUNDLED, "--catalog", catalog(tmp_path, cases), "--format", "junit",
                 "--output", str(report))
-    assert junit.exit_code == 1 and junit.output == ""
+    assert junit.exit_code == 1 and junit.stdout == ""
     suite = ET.parse(report).getroot().find("testsuite")
-    assert (suite.get("name"), suite.get("tests"), suite.get("failures")) == (BUNDLED, "1", "1")
+    assert (suite.get("name"), suite.get("tests"), suite.get("failures")) == \
+        ("flarespec spec test", "1", "1")
+    assert suite.find("testcase").get("name").startswith(f"{BUNDLED} wrongly-expected")
     assert "expected packet.schema" in suite.find("testcase/failure").get("message")
+    assert suite.find("system-out").text.startswith(f"{BUNDLED}: 0 passed, 1 failed")
 
 
 @pytest.mark.parametrize("fmt", ["text", "github"])
@@ -172,9 +190,24 @@ def test_expectations_follow_a_renamed_rule(tmp_path, flare_spec):
     assert " packet.source" not in coverage  # -k counts only what the selection targets
 
 
-def test_output_without_junit_is_a_usage_error(tmp_path):
-    result = run("spec", "test", BUNDLED, "-k", SUBSET, "--output", str(tmp_path / "x.xml"))
-    assert result.exit_code == 2 and "--output is for --format junit" in result.output
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown"])
+def test_output_writes_the_report_in_any_format(tmp_path, fmt):
+    """--output used to be for --format junit only (a usage error otherwise); since issue 16
+    it writes the report in any format to the file, and stdout stays empty."""
+    out = tmp_path / f"report.{fmt}"
+    result = run("spec", "test", BUNDLED, "-k", SUBSET, "--format", fmt, "--output", out)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""  # progress goes to stderr
+    written = out.read_text()
+    if fmt == "json":
+        document = json.loads(written)
+        assert document["command"] == "spec test" and document["ok"] is True
+        assert [spec["id"] for spec in document["specs"]] == [BUNDLED]
+        assert document["specs"][0]["cases"] and all(
+            case["status"] == "passed" for case in document["specs"][0]["cases"])
+    else:
+        assert written.startswith(("### " if fmt == "markdown" else "") + "spec test: 1 spec, ")
+        assert f"{BUNDLED}: " in written and " 0 failed, 0 not applicable" in written
 
 
 def test_a_case_expecting_a_dropped_rule_among_others_still_proves_the_others(tmp_path):

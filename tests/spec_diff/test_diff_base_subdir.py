@@ -73,7 +73,10 @@ def test_base_from_a_subdirectory_writes_nothing_outside_its_scratch_dir(
     result = invoke("spec", "diff", "--base", "HEAD", given, "--format", "github")
     assert result.exit_code == 0, result.output
     # the one change, named by its repository path, found by comparing the right files
-    assert result.stdout.count("::notice") == 1, result.stdout
+    # one annotation per change, then (issue 16) the run's one summary annotation
+    assert result.stdout.count("::notice file=") == 1, result.stdout
+    assert result.stdout.splitlines()[-1] == \
+        "::notice title=flarespec spec diff::spec diff: 1 spec compared, 1 changed"
     assert "file=specs/bounds.yaml,line=13" in result.stdout
     assert "assert.range.min" in result.stdout
     assert tree(outside) == before  # decoys untouched, scratch dir removed, nothing added

@@ -29,8 +29,13 @@ def diff_json(*args) -> dict:
 # --------------------------------------------------------------------------- formats
 
 def test_json_follows_the_documented_schema():
+    """The diff's own members keep their shape; since issue 16 they follow the report's
+    members (``report``, ``command``, ``ok``, ``title``, ``findings``: one per change)."""
     document = diff_json(BASE, BOUNDS)
-    assert set(document) == {"schema", "specs", "fail_on", "gate_failed", "gate"}
+    assert set(document) == {"report", "command", "ok", "title", "findings",
+                             "schema", "specs", "fail_on", "gate_failed", "gate"}
+    assert (document["report"], document["command"], document["ok"]) == (
+        "flarespec-report-v1", "spec diff", True)
     assert document["gate"] == {"fail_on": None, "failed": False, "unacknowledged": 0,
                                 "changes": [], "ack_file": None, "acknowledged": 0}
     (spec,) = document["specs"]
@@ -43,36 +48,56 @@ def test_json_follows_the_documented_schema():
         "change": "min raised", "old": 1, "new": 2, "reason": "", "rules": [],
         "file": change["file"], "line": 13, "acknowledged": None}
     assert change["file"].endswith("tests/spec_diff/data/bounds.yaml")
+    # the same change as a finding of the report: at its line, its fingerprint kept
+    finding = next(f for f in document["findings"]
+                   if f["location"] == "rule toy.shelf.max-count assert.range.min")
+    assert (finding["rule"], finding["tag"], finding["line"], finding["fingerprint"]) == (
+        "diff.tightening", "tightening", 13, change["fingerprint"])
+    assert finding["message"] == "rule toy.shelf.max-count assert.range.min: min raised: 1 → 2"
+    assert len(document["findings"]) == len(spec["changes"])
 
 
 def test_markdown_has_a_summary_line_then_one_table_per_class():
-    lines = invoke("spec", "diff", BASE, BOUNDS, "--format", "markdown").output.splitlines()
-    assert lines[2] == "**2 tightening, 1 loosening, 3 review, 3 neutral**"
+    """Since issue 16 the markdown is the report's: a ``####`` heading per compared pair
+    carrying the class counts, then one table of every change whose first column is its
+    class (there are no per-class tables any more); the values are in the message."""
+    lines = invoke("spec", "diff", BASE, BOUNDS, "--format", "markdown").stdout.splitlines()
+    assert lines[0] == "### spec diff: 1 spec compared, 1 changed"
     headings = [line for line in lines if line.startswith("#### ")]
-    assert headings == ["#### tightening (2)", "#### loosening (1)", "#### review (3)",
-                        "#### neutral (3)"]
-    assert "| `rule toy.shelf.max-count assert.range.min` | min raised | `1` | `2` |" in \
-        "\n".join(lines)
+    assert headings == ["#### spec diff review/base -> review/bounds: 2 tightening, "
+                        "1 loosening, 3 review, 3 neutral"]
+    rows = [line for line in lines if line.startswith("| ") and not line.startswith("| level")]
+    assert [row.split(" | ")[0] for row in rows] == \
+        ["| tightening"] * 2 + ["| loosening"] + ["| review"] * 3 + ["| neutral"] * 3
+    raised = next(row for row in rows if "assert.range.min" in row)
+    assert raised.startswith("| tightening | `diff.tightening` | `")
+    assert "rule toy.shelf.max-count assert.range.min: min raised: 1 → 2<br>[" in raised
 
 
 def test_github_annotates_each_change_at_its_line_in_the_new_spec():
-    output = invoke("spec", "diff", BASE, BOUNDS, "--format", "github").output.splitlines()
-    assert len(output) == 9
+    """One annotation per change, then (issue 16) one summary annotation for the run; the
+    old and new values are now in the message (``old → new``), no longer on lines of
+    their own."""
+    output = invoke("spec", "diff", BASE, BOUNDS, "--format", "github").stdout.splitlines()
+    assert len(output) == 9 + 1
+    assert output[-1] == "::notice title=flarespec spec diff::spec diff: 1 spec compared, 1 changed"
     raised = next(line for line in output if "assert.range.min" in line)
     assert raised.startswith("::notice file=")
     assert "bounds.yaml,line=13,title=spec tightening%3A rule toy.shelf.max-count" in raised
     lowered = next(line for line in output if "assert.length.min" in line)
     assert lowered.startswith("::warning ") and "line=18," in lowered
-    assert "%0Aold 1%0Anew 0" in lowered
+    assert "::rule toy.shelf.items assert.length.min: min lowered: 1 → 0 [diff.loosening]%0A" \
+        in lowered
 
 
 def test_junit_has_a_case_per_change_and_a_failure_per_gate_hit():
     result = invoke("spec", "diff", BASE, BOUNDS, "--format", "junit", "--fail-on", "review")
     assert result.exit_code == 1
-    suite = ElementTree.fromstring(result.output).find("testsuite")
+    suite = ElementTree.fromstring(result.stdout).find("testsuite")
     assert (suite.get("tests"), suite.get("failures")) == ("9", "3")
-    failed = [case.get("name") for case in suite if case.find("failure") is not None]
-    assert all(name.startswith("review: ") for name in failed)
+    failed = [case.get("name") for case in suite.iter("testcase")
+              if case.find("failure") is not None]
+    assert len(failed) == 3 and all(name.startswith("spec review: ") for name in failed)
 
 
 # --------------------------------------------------------------------------- gate and acks
@@ -203,7 +228,7 @@ def test_base_rev_with_nothing_changed_is_empty_and_passes_any_gate(in_repo):
     assert result.output.strip().splitlines()[0] == "spec diff: no spec changed"
     assert "spec gate --fail-on any: passed" in result.output
     markdown = invoke("spec", "diff", "--base", "HEAD", "--format", "markdown")
-    assert markdown.output.strip().endswith("No spec changed.")
+    assert markdown.stdout.strip() == "### spec diff: no spec changed"  # the title (issue 16)
 
 
 def test_base_rev_refuses_a_spec_that_does_not_lint_on_either_side(in_repo):

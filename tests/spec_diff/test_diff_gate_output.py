@@ -1,7 +1,12 @@
 """Every format says what the --fail-on gate decided and with what (issue 14 item 7): the
 class, how many unacknowledged changes of it and which (subject and fingerprint), the
 acknowledgements file and how many it acknowledged; an unreadable acknowledgements file is
-named as such (item 10's message)."""
+named as such (item 10's message).
+
+Since issue 16 the gate is the footer of every format (the gate sentence, then one line per
+gate hit: class, subject, what, fingerprint): markdown has no "spec gate" section and
+github no separate "spec gate" annotation (the run's one summary annotation carries the
+footer), JUnit no "spec gate" suite (the footer is the last suite's system-out)."""
 
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from flarespec.cli import main
 
 DATA = Path(__file__).parent / "data"
 BASE, BOUNDS = DATA / "base.yaml", DATA / "bounds.yaml"  # bounds: 1 loosening, 3 review
+GATE_FAILED = "spec gate --fail-on review: FAILED, 2 unacknowledged review changes"
 
 
 def invoke(*args):
@@ -56,42 +62,58 @@ def test_text_says_the_gate_failed_on_which_changes_and_with_which_acks(acks):
 
 
 def test_markdown_has_a_gate_section(acks):
+    """The gate is the markdown's footer: its sentence a paragraph, then one paragraph per
+    gate hit (class, subject, fingerprint); the hits also are error rows of the table."""
     code, out = gate("markdown", acks)
     assert code == 1
-    assert "### spec gate: failed" in out
-    assert f"`--fail-on review`: **2 unacknowledged review changes**; acknowledgements " \
-        f"{acks}: 1 acknowledged" in out
-    for change in review_changes()[1:]:
-        assert f"| review |" in out and f"`{change['fingerprint']}`" in out.split(
-            "### spec gate")[1]
+    paragraphs = out.split("\n\n")
+    sentence = f"{GATE_FAILED} (acknowledgements {acks}: 1 acknowledged)"
+    assert sentence in paragraphs
+    footer = paragraphs[paragraphs.index(sentence) + 1:]
+    assert len(footer) == 2
+    for change, line in zip(review_changes()[1:], footer):
+        assert line.strip().startswith("review ") and change["subject"] in line
+        assert f"[{change['fingerprint']}]" in line
+        assert any(row.startswith("| review |") and change["fingerprint"] in row
+                   for row in out.splitlines())
 
 
 def test_github_raises_an_error_per_failing_change_and_one_for_the_gate(acks):
+    """The last ``::error`` is the run's summary (title ``flarespec spec diff``): the
+    report's title, then the gate sentence and its hits as the body."""
     code, out = gate("github", acks)
     assert code == 1
     errors = [line for line in out.splitlines() if line.startswith("::error")]
     assert len(errors) == 3
-    assert errors[-1].startswith("::error title=spec gate failed::spec gate --fail-on review: "
-                                 "FAILED, 2 unacknowledged review changes")
+    assert errors[-1] == out.splitlines()[-1]
+    assert errors[-1].startswith("::error title=flarespec spec diff::spec diff: 1 spec "
+                                 f"compared, 1 changed%0A{GATE_FAILED} (acknowledgements ")
     for change in review_changes()[1:]:
-        assert any(f"fingerprint {change['fingerprint']}" in line and "file=" in line
+        assert any(f"[{change['fingerprint']}]" in line and "file=" in line
                    for line in errors[:-1])
+        assert f"[{change['fingerprint']}]" in errors[-1]
     # the acknowledged review change stays a notice
     first = review_changes()[0]["fingerprint"]
     assert any(line.startswith("::notice") and first in line for line in out.splitlines())
 
 
 def test_junit_has_a_gate_suite(acks):
+    """There is no "spec gate" suite (and so no gate properties) any more: the gate hits
+    are the failures of the diff's suite, and the gate sentence (class, unacknowledged
+    count, acknowledgements file and count) with its hits is the last suite's
+    system-out."""
     code, out = gate("junit", acks)
     assert code == 1
-    suite = [s for s in ElementTree.fromstring(out) if s.get("name") == "spec gate"][0]
-    properties = {p.get("name"): p.get("value") for p in suite.find("properties")}
-    assert properties == {"fail_on": "review", "ack_file": str(acks), "acknowledged": "1",
-                          "unacknowledged": "2"}
-    failure = suite.find("testcase").find("failure")
-    assert failure.get("message") == "2 unacknowledged review changes"
-    for change in review_changes()[1:]:
-        assert change["fingerprint"] in failure.text
+    suites = list(ElementTree.fromstring(out))
+    assert [s.get("name") for s in suites if s.get("name") == "spec gate"] == []
+    suite = suites[-1]
+    assert suite.get("failures") == "2"
+    said = suite.find("system-out").text.splitlines()
+    assert said[0] == f"{GATE_FAILED} (acknowledgements {acks}: 1 acknowledged)"
+    failed = [case.find("failure") for case in suite.iter("testcase")
+              if case.find("failure") is not None]
+    for change, line, failure in zip(review_changes()[1:], said[1:], failed, strict=True):
+        assert change["fingerprint"] in line and change["fingerprint"] in failure.text
 
 
 def test_json_has_the_gate(acks):
@@ -106,12 +128,16 @@ def test_json_has_the_gate(acks):
         (c["subject"], c["fingerprint"]) for c in review_changes()[1:]]
 
 
+PASSED = ("spec gate --fail-on loosening: passed, no unacknowledged loosening change "
+          "(no acknowledgements file)")
+
+
 @pytest.mark.parametrize("fmt, expected", [
-    ("text", "spec gate --fail-on loosening: passed, no unacknowledged loosening change "
-             "(no acknowledgements file)"),
-    ("markdown", "### spec gate: passed"),
-    ("github", "::notice title=spec gate passed::"),
-    ("junit", '<testsuite name="spec gate" tests="1" failures="0">'),
+    ("text", f"\n{PASSED}"),
+    ("markdown", f"\n\n{PASSED}\n"),  # the footer paragraph (issue 16)
+    ("github", "::notice title=flarespec spec diff::spec diff: 1 spec compared, 1 changed"
+               f"%0A{PASSED}"),
+    ("junit", f"<system-out>{PASSED}</system-out>\n  </testsuite>\n</testsuites>"),
     ("json", '"failed": false'),
 ])
 def test_a_passed_gate_says_so_in_every_format(fmt, expected):

@@ -78,6 +78,10 @@ def test_exactly_the_expected_inputs_flip_for_the_expected_rules(corpus):
 
 
 def test_the_command_reports_per_input_and_per_rule_in_every_format(corpus):
+    """Since issue 16: a flipped input is a finding of the ``inputs`` section, written
+    ``TAG  message`` in text (the tag is the flip); the per-rule table is the ``rules``
+    section's; the diff/data disagreements are the report's ``impact.finding`` findings
+    (json: in ``findings``, which replaced impact's own list of strings of that name)."""
     old, new, inputs = corpus
     runner = CliRunner()
     args = ["spec", "impact", str(old), str(new), str(inputs), "--entry", "index.json"]
@@ -85,12 +89,18 @@ def test_the_command_reports_per_input_and_per_rule_in_every_format(corpus):
     assert text.exit_code == 0
     assert text.stdout.splitlines()[0] == \
         "spec impact toy/base -> toy/child: 4 inputs, 2 verdicts flipped, 1 findings"
-    assert f"  {inputs / 'upper' / 'index.json'}: pass → fail, metric - → -  " \
-        "(pass→fail by toy.item.sku)" in text.stdout
+    assert f"      pass→fail  {inputs / 'upper' / 'index.json'}: pass → fail, metric - → - " \
+        "(pass→fail by toy.item.sku)" in text.stdout.splitlines()
     markdown = runner.invoke(main, args + ["--format", "markdown"]).stdout
-    assert "| `toy.item.colour` | 0 | 1 | 0 |" in markdown
+    assert "#### rules\n\n| rule | pass→fail | fail→pass | reasons changed |" in markdown
+    assert "| toy.item.colour | 0 | 1 | 0 |" in markdown.splitlines()
     document = json.loads(runner.invoke(main, args + ["--format", "json"]).stdout)
     assert {i["flip"] for i in document["inputs"]} == {None, "pass→fail", "fail→pass"}
+    assert document["rules"]["toy.item.colour"] == {"pass→fail": 0, "fail→pass": 1,
+                                                    "reasons changed": 0}
+    assert [f["message"] for f in document["findings"] if f["rule"] == "impact.finding"] == [
+        "tightening rule toy.item.positive (added) rejects no input given that was accepted "
+        "before"]
 
 
 def test_a_directory_needs_entry_and_a_broken_spec_is_an_error(corpus, tmp_path):
