@@ -188,13 +188,22 @@ SPEC = {
 }
 
 
+def _validator():
+    """Cerberus's validator with ``integer`` refusing ``true``/``false`` (Python's bool is an
+    int; YAML's booleans are not integers: ``flarespec: true`` is no format version)."""
+    import cerberus
+
+    class Strict(cerberus.Validator):
+        types_mapping = {**cerberus.Validator.types_mapping,
+                         "integer": cerberus.TypeDefinition("integer", (int,), (bool,))}
+    return Strict
+
+
 def shape_errors(document: dict, schema: dict = SPEC) -> list[tuple[tuple, str]]:
     """(path inside the document, message) for every shape error Cerberus finds against
     ``schema`` (a spec's by default; fixtures/catalog.py declares a catalog's). A field
     whose rules carry ``meta`` (what it must be: "true or false") is refused in those words."""
-    import cerberus
-
-    validator = cerberus.Validator(schema)
+    validator = _validator()(schema)
     if validator.validate(document):
         return []
     found: list[tuple[tuple, str]] = []
