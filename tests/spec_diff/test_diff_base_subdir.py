@@ -70,8 +70,11 @@ def test_base_from_a_subdirectory_writes_nothing_outside_its_scratch_dir(
         (DATA / "bounds.yaml").read_text().replace("min: 2, max: 100", "min: 3, max: 100"))
     repo_before = tree(repo)
     monkeypatch.chdir(repo / where)
-    result = invoke("spec", "diff", "--base", "HEAD", given, "--format", "github")
+    top = "/".join([".."] * len(where.split("/")))  # the repository, from where
+    result = invoke("spec", "diff", "--base", "HEAD", given, "--format", "github", "--root", top)
     assert result.exit_code == 0, result.output
+    below = invoke("spec", "diff", "--base", "HEAD", given, "--format", "github").stdout
+    assert f"file={top}/specs/bounds.yaml,line=13" in below  # relative to the current directory
     # the one change, named by its repository path, found by comparing the right files
     # one annotation per change, then (issue 16) the run's one summary annotation
     assert result.stdout.count("::notice file=") == 1, result.stdout

@@ -23,6 +23,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple
 
 from flarespec.engine.directions import (  # noqa: F401  (CLASSES re-exported for renderers)
@@ -420,6 +421,7 @@ class DiffResult:
     old: str
     new: str
     changes: list[Change]
+    root: Path | None = None   # what a relative Change.file is relative to (see relative_files)
 
     def summary(self, *, counted: Callable[[Change], bool] = lambda c: True) -> dict[str, int]:
         return {cls: sum(1 for c in self.changes if c.cls == cls and counted(c))

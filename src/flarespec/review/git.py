@@ -284,7 +284,9 @@ def _named(issues: list[SpecIssue], base_root: Path, prefix: str) -> list[SpecIs
 
 def relative_files(result: DiffResult, *roots: Path) -> None:
     """Name files relative to the first of ``roots`` that holds them (GitHub annotations
-    want repository paths; a base file is named by its path in the tree)."""
+    want repository paths; a base file is named by its path in the tree); the last root is
+    what they are relative to (``result.root``: the repository, or the current directory)."""
+    result.root = roots[-1]
     for change in result.changes:
         if change.file is None:
             continue

@@ -90,7 +90,7 @@ def _message(change: Change) -> tuple[str, list[str]]:
     return message, ["\n".join(folded)]
 
 
-def _finding(change: Change, failing: bool) -> Finding:
+def _finding(change: Change, failing: bool, root: Path | None) -> Finding:
     message, details = _message(change)
     why = [change.reason] if change.reason else []
     if change.rules:
@@ -100,8 +100,12 @@ def _finding(change: Change, failing: bool) -> Finding:
     details.append(f"({'; '.join(why)})  [{change.fingerprint}]" if why
                    else f"[{change.fingerprint}]")
     level = ERROR if failing else NOTE if change.acknowledged else _LEVEL[change.cls]
-    return Finding(f"diff.{change.cls}", message, level, file=change.file, line=change.line,
-                   location=label(change), tag=change.cls, details=tuple(details),
+    file = change.file
+    if file is not None and root is not None and not Path(file).is_absolute():
+        file = str(root / file)  # openable from anywhere; shown as the diff names it
+    return Finding(f"diff.{change.cls}", message, level, file=file, shown_file=change.file,
+                   line=change.line, location=label(change), tag=change.cls,
+                   details=tuple(details),
                    title=f"spec {change.cls}: {label(change)}", key=change.fingerprint)
 
 
@@ -113,7 +117,7 @@ def diff_report(results: list[DiffResult], fail_on: str | None = None,
     gate = Gate.of(results, fail_on, ack_file)
     failing = {id(change) for change in gate.hits}
     sections = [Section(f"spec diff {r.old} -> {r.new}: {_summary(r)}",
-                        [_finding(c, id(c) in failing) for c in r.changes],
+                        [_finding(c, id(c) in failing, r.root) for c in r.changes],
                         notes=[] if r.changes else ["no changes"]) for r in results]
     changed = sum(1 for r in results if r.changes)
     title = f"spec diff: {NOTHING_CHANGED}" if not results else \
@@ -125,7 +129,7 @@ def diff_report(results: list[DiffResult], fail_on: str | None = None,
     data = {"schema": SCHEMA_VERSION, "specs": [r.as_dict() for r in results],
             "fail_on": fail_on, "gate_failed": gate.failed, "gate": gate.as_dict()}
     return Report("spec diff", title, not gate.failed, sections, footer, dict(RULES), data,
-                  anchor=next((c.file for r in results for c in r.changes if c.file), None))
+                  anchor=next((f.file for s in sections for f in s.findings if f.file), None))
 
 
 # --------------------------------------------------------------------------- gate and acks
