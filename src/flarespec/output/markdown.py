@@ -1,13 +1,18 @@
 """The markdown format: a pull-request comment or a job summary (``$GITHUB_STEP_SUMMARY``).
 
 ``### title``; per section ``#### heading``, a table of its findings (level, rule, where,
-message and details), its notes as a list and its own table; then the footer. Table cells
-escape ``|`` and keep each cell on one line; the short form shows ``limit`` findings.
+message and details; a listing's class word in place of level and rule; files relative to
+``root`` when absolute), its notes as a list and its own table; then the footer. Table
+cells escape ``|`` and keep each cell on one line; the short form shows ``limit`` findings.
 """
 
 from __future__ import annotations
 
-from flarespec.output.model import ABSENT, FAIL, Finding, Report, Section, Table
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from flarespec.output.model import ABSENT, FAIL, Finding, Report, Section, Table, relative_uri
 from flarespec.output.text import short, where
 
 
@@ -36,14 +41,31 @@ def _table(table: Table) -> list[str]:
             *["| " + " | ".join(cell(c) for c in row) + " |" for row in table.rows]]
 
 
-def _section(section: Section, verbose: bool) -> list[str]:
+def _where(finding: Finding, root: Path | None) -> str:
+    """``file:line location``: an absolute file relative to ``root``, the location left
+    out when the message begins with it."""
+    place = finding.place
+    if place and os.path.isabs(place):
+        place = relative_uri(place, root)
+    location = finding.location
+    if location and finding.message.startswith(location):
+        location = None
+    return where(replace(finding, shown_file=place, location=location))
+
+
+def _section(section: Section, verbose: bool, root: Path | None) -> list[str]:
     lines = [f"#### {cell(section.heading)}", ""] if section.heading else []
     listed = [finding for finding in section.findings if finding.listed]
     shown = listed if verbose or section.limit is None else listed[:section.limit]
     if shown:
-        lines += ["| level | rule | where | message |", "|---|---|---|---|"]
-        lines += [f"| {f.tag or (f.level if f.kind == FAIL else f.kind)} | {code(f.rule)} | "
-                  f"{code(where(f))} | {_message(f)} |" for f in shown]
+        tagged = all(f.tag for f in shown)  # a listing: its class word says the rule
+        head = ["class" if tagged else "level"] + ([] if tagged else ["rule"]) + ["where",
+                                                                              "message"]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for f in shown:
+            cells = [f.tag or (f.level if f.kind == FAIL else f.kind)]
+            cells += [] if tagged else [code(f.rule)]
+            lines.append("| " + " | ".join(cells + [code(_where(f, root)), _message(f)]) + " |")
         if len(listed) > len(shown):
             lines.append(f"\n… and {len(listed) - len(shown)} more{section.more}")
         lines.append("")
@@ -54,9 +76,9 @@ def _section(section: Section, verbose: bool) -> list[str]:
     return lines
 
 
-def render(report: Report, *, verbose: bool = False) -> str:
+def render(report: Report, *, verbose: bool = False, root: Path | None = None) -> str:
     lines = [f"### {report.title}", ""]
     for section in report.sections:
-        lines.extend(_section(section, verbose))
+        lines.extend(_section(section, verbose, root))
     lines.extend(line for footer in report.footer for line in (footer, ""))
     return "\n".join(lines).rstrip() + "\n"
