@@ -51,7 +51,7 @@ def main():
       flarespec validate-pair --baseline A/packet.json --candidate B/packet.json --output R/pair.json
     \b
     Try it:   flarespec demo
-    Specs:    flarespec spec list | show | new | lint | test | diff | impact
+    Specs:    flarespec spec list | show | kinds | new | lint | test | diff | impact | schema
     Fixtures: flarespec fixture write DIR [--pair]
     Paths:    flarespec path '$.groups[*].id' FILE.json
     Reports:  flarespec report R/a.json --format sarif > a.sarif
