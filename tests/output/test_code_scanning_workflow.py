@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import shutil
 from pathlib import Path
 
 import click
@@ -18,12 +17,11 @@ import yaml
 from click.testing import CliRunner
 
 from flarespec.cli import main
-from git_repo import git
+from git_repo import revision_branch
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "docs" / "examples" / "code-scanning.yml"
 SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif" / "sarif-schema-2.1.0.json").read_text())
-BUNDLED = ROOT / "specs" / "flare" / "bce032c0.yaml"
 
 
 def steps() -> list[dict]:
@@ -69,27 +67,11 @@ def test_every_flarespec_command_of_the_workflow_exists(argv):
 
 @pytest.fixture
 def branch(tmp_path, monkeypatch) -> Path:
-    """main holds the bundled spec; the branch adds a child that drops a rule; origin/main
-    is main."""
+    """A branch adding a child spec that drops a rule (git_repo.revision_branch)."""
     repo = tmp_path / "repo"
-    (repo / "specs" / "flare").mkdir(parents=True)
-    (repo / ".github").mkdir()
-    shutil.copy(BUNDLED, repo / "specs" / "flare" / "bce032c0.yaml")
-    (repo / ".github" / "spec-acks.yaml").write_text("[]\n")
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "main")
-    git(repo, "update-ref", "refs/remotes/origin/main", "main")
-    git(repo, "checkout", "-q", "-b", "next")
+    repo.mkdir()
     monkeypatch.chdir(repo)
-    child = Path("specs/flare/c0ffee15.yaml")
-    made = CliRunner().invoke(main, ["spec", "new", "--from", "flare/bce032c0", "--revision",
-                                     "c0ffee15a1b2c3d4e5f60718293a4b5c6d7e8f90", "--out",
-                                     str(child)])
-    assert made.exit_code == 0, made.output
-    child.write_text(child.read_text() + "drop_rules: [packet.files.digest]\n")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "next")
+    revision_branch(repo, ("packet.files.digest",))
     return repo
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from flarespec.output import github, junit, markdown, sarif, text
 from flarespec.output.formats import FORMATS, render
-from flarespec.output.model import ERROR, NOT_APPLICABLE, NOTE, PASS, WARNING, Finding, \
+from flarespec.output.model import NOT_APPLICABLE, NOTE, PASS, WARNING, Finding, \
     Report, Section, relative_uri
 
 SOURCE = Path(__file__).resolve().parents[2] / "src" / "flarespec"

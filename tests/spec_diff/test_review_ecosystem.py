@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import shutil
 from pathlib import Path
 
 import click
@@ -15,7 +14,7 @@ import yaml
 from click.testing import CliRunner
 
 from flarespec.cli import main
-from git_repo import git
+from git_repo import revision_branch
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "docs" / "examples" / "spec-review.yml"
@@ -84,7 +83,6 @@ def test_a_misspelt_option_would_be_caught():
 
 # --------------------------------------------------------------------------- the gate, run
 
-BUNDLED = ROOT / "specs" / "flare" / "bce032c0.yaml"
 DROPPED = ("packet.files.digest", "observation.events.match-sse", "snapshot.delta.completed",
            "measurements.observation.matches-sidecar")
 
@@ -97,28 +95,12 @@ def gate_command() -> list[str]:
 
 @pytest.fixture
 def pull_request(tmp_path, monkeypatch) -> Path:
-    """main holds the bundled spec in specs/flare/ and an empty acknowledgements file; the
-    branch adds a child spec for a new revision (scaffolded as documented) that drops four
-    core rules; origin/main is main, as actions/checkout with fetch-depth 0 leaves it."""
+    """A branch adding a child spec for a new revision that drops four core rules
+    (git_repo.revision_branch)."""
     repo = tmp_path / "repo"
-    (repo / "specs" / "flare").mkdir(parents=True)
-    (repo / ".github").mkdir()
-    shutil.copy(BUNDLED, repo / "specs" / "flare" / "bce032c0.yaml")
-    (repo / ".github" / "spec-acks.yaml").write_text("[]\n")
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "main")
-    git(repo, "update-ref", "refs/remotes/origin/main", "main")
-    git(repo, "checkout", "-q", "-b", "flare-c0ffee15")
+    repo.mkdir()
     monkeypatch.chdir(repo)
-    child = Path("specs/flare/c0ffee15.yaml")
-    scaffolded = CliRunner().invoke(main, [
-        "spec", "new", "--from", "flare/bce032c0", "--revision",
-        "c0ffee15a1b2c3d4e5f60718293a4b5c6d7e8f90", "--out", str(child)])
-    assert scaffolded.exit_code == 0, scaffolded.output
-    child.write_text(child.read_text() + f"drop_rules: [{', '.join(DROPPED)}]\n")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "flare c0ffee15")
+    revision_branch(repo, DROPPED)
     return repo
 
 

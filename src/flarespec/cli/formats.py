@@ -26,10 +26,19 @@ def format_options(choices=FORMATS, default: str | None = "text", intro: str = "
     return decorate
 
 
+def write_file(path: str | Path, text: str, option: str = "--output") -> None:
+    """Write a command's output file, or say why not (``error: --output F: reason``) and
+    exit 2: the one place the command line writes a file the user named."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as problem:
+        click.echo(f"error: {option} {path}: {problem.strerror or problem}", err=True)
+        sys.exit(2)
+
+
 def emit(report, fmt: str, *, root: Path | None = None, verbose: bool = False,
          to: str | None = None) -> None:
-    """Render ``report`` in ``fmt`` to stdout, or to the file ``to`` (exit 2 when it
-    cannot be written)."""
+    """Render ``report`` in ``fmt`` to stdout, or to the file ``to``."""
     from flarespec.output.formats import render
 
     text = render(report, fmt, root=root, verbose=verbose)
@@ -37,9 +46,5 @@ def emit(report, fmt: str, *, root: Path | None = None, verbose: bool = False,
         text += "\n"
     if to is None:
         click.echo(text, nl=False)
-        return
-    try:
-        Path(to).write_text(text, encoding="utf-8")
-    except OSError as problem:
-        click.echo(f"error: --output {to}: {problem.strerror or problem}", err=True)
-        sys.exit(2)
+    else:
+        write_file(to, text)

@@ -63,9 +63,7 @@ def spec_new(parent_ref, revision, spec_id, out, force):
     if out.exists() and not force:
         click.echo(f"error: {out} exists; pass --force to replace it", err=True)
         sys.exit(EXIT_USAGE)
-    try:
-        out.write_text(text, encoding="utf-8")
-    except OSError as problem:
-        click.echo(f"error: cannot write {out}: {problem.strerror}", err=True)
-        sys.exit(EXIT_USAGE)
+    from flarespec.cli.formats import write_file
+
+    write_file(out, text, "--out")
     click.echo(f"wrote {out}: next, `flarespec spec lint {out}`", err=True)

@@ -74,11 +74,9 @@ def spec_schema(name, output):
     if refused:
         click.echo(f"error: --output refused: {refused}; nothing was written", err=True)
         sys.exit(EXIT_USAGE)
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as problem:
-        click.echo(f"error: cannot write {output}: {problem.strerror}", err=True)
-        sys.exit(EXIT_USAGE)
+    from flarespec.cli.formats import write_file
+
+    write_file(output, text)
     click.echo(f"wrote {output}", err=True)
 
 

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from flarespec.review.diff import CLASSES, LOOSENING, NEUTRAL, REVIEW, TIGHTENING, Change, \
+from flarespec.review.diff import LOOSENING, NEUTRAL, REVIEW, TIGHTENING, Change, \
     DiffResult
 from flarespec.output.model import ERROR, NOTE, WARNING, Finding, Report, Rule, Section
 from flarespec.spec.errors import SpecInvalid, SpecIssue
