@@ -3,7 +3,9 @@
 One ``testsuite`` per section (named by its heading, else the command), one ``testcase``
 per finding, passes included: a finding that fails (level error, kind fail) is a
 ``failure``, one that does not apply is ``skipped``, any other is a passing case whose
-``system-out`` says what was found. Built with ElementTree: every text is escaped.
+``system-out`` says what was found; a case's text holds the finding's details and facts
+in full (a failed spec case: its receipt in short). Built with ElementTree: every text is
+escaped.
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ from flarespec.output.text import where
 
 
 def _body(finding: Finding) -> str:
-    return "\n".join([finding.message, *finding.details,
+    """The message, details and facts in full (a CI test report is read when it fails)."""
+    facts = [f"{name}:\n{value}" if "\n" in value else f"{name}: {value}"
+             for name, value in finding.facts]
+    return "\n".join([finding.message, *finding.details, *facts,
                       f"rule {finding.rule}; fingerprint {finding.fingerprint}"])
 
 
