@@ -229,3 +229,18 @@ def test_measure_with_a_format_writes_the_same_receipt(work):
     assert result.stderr == ""  # the report replaces the summary
     assert json.loads((work / "again.json").read_bytes())["violations"] == \
         json.loads(plain)["violations"]
+
+
+@pytest.mark.parametrize("command", ["spec test", "spec impact"])
+def test_progress_goes_to_stderr_never_into_the_chosen_format(work, command):
+    """Without a terminal, progress is plain lines on stderr (docs/progress.md); stdout
+    stays the format alone; --quiet shows none."""
+    args = [a for a in COMMANDS[command][0] if a != "-q"]
+    result = run(*args, "--format", "json", cwd=work)
+    json.loads(result.stdout)  # nothing but the format on stdout
+    unit = "cases" if command == "spec test" else "inputs"
+    lines = [line for line in result.stderr.splitlines() if f" {unit} (" in line]
+    assert lines and lines[-1].startswith(command) and "(100%)" in lines[-1], result.stderr
+    quiet = run(*args, "--format", "json", "-q", cwd=work)
+    assert f" {unit} (" not in quiet.stderr
+    assert json.loads(quiet.stdout)["findings"] == json.loads(result.stdout)["findings"]
