@@ -1,6 +1,6 @@
 """The sarif format: SARIF 2.1.0 for GitHub code scanning, GitLab and CI dashboards.
 
-One run: ``tool.driver`` (name, version, information URI, every rule a result names, each
+One run: ``tool.driver`` (name, version, every rule a result names, each
 with ``shortDescription`` and ``help``), ``automationDetails.id`` (the command: uploads of
 several commands stay apart), one result per finding that is not a pass or not applicable:
 ``ruleId``/``ruleIndex``, ``level`` (SARIF requires ``none`` for any kind but ``fail``),
@@ -24,7 +24,6 @@ from flarespec.output.model import ABSENT, FAIL, FINGERPRINT, NONE, NOT_APPLICAB
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL = "flarespec"
-INFORMATION_URI = "https://github.com/flarespec/flarespec"
 ROOT_ID = "%SRCROOT%"
 
 
@@ -84,8 +83,7 @@ def render(report: Report, *, root: Path | None = None) -> str:
     rule_ids = list(dict.fromkeys(f.rule for f in findings))
     index = {rule_id: number for number, rule_id in enumerate(rule_ids)}
     base = Path(os.path.abspath(root or os.curdir)).as_uri().rstrip("/") + "/"
-    run = {"tool": {"driver": {"name": TOOL, "version": _version(),
-                               "informationUri": INFORMATION_URI,
+    run = {"tool": {"driver": {"name": TOOL, "version": _version(),  # no project URL yet:
                                "rules": [_rule(report, rule_id) for rule_id in rule_ids]}},
            "automationDetails": {"id": f"{TOOL}/{report.command.replace(' ', '-')}/"},
            "originalUriBaseIds": {ROOT_ID: {"uri": base}},
