@@ -126,7 +126,8 @@ def test_github_and_junit_formats(tmp_path):
                  "--root", tmp_path)
     assert github.exit_code == 1
     lines = github.stdout.splitlines()  # progress goes to stderr
-    assert lines[0].startswith(f"::error file=cases.yaml,title={BUNDLED} wrongly-expected::"
+    # at the case's own line in the catalog (the spec, names and cases lines come first)
+    assert lines[0].startswith(f"::error file=cases.yaml,line=5,title={BUNDLED} wrongly-expected::"
                                f"{BUNDLED} wrongly-expected: expected packet.schema; "
                                f"got response.file.missing"), lines
     assert lines[-1] == "::error title=flarespec spec test::spec test: 1 spec, 1 cases, 1 failed"

@@ -244,3 +244,11 @@ def test_progress_goes_to_stderr_never_into_the_chosen_format(work, command):
     quiet = run(*args, "--format", "json", "-q", cwd=work)
     assert f" {unit} (" not in quiet.stderr
     assert json.loads(quiet.stdout)["findings"] == json.loads(result.stdout)["findings"]
+
+
+def test_a_failed_case_is_placed_at_its_line_in_the_catalog(outputs):
+    log = json.loads(outputs[("spec test", "sarif")].stdout)
+    (result,) = [r for r in log["runs"][0]["results"] if r["ruleId"] == "spec-test.case"]
+    location = result["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "cases.yaml"
+    assert location["region"]["startLine"] == 5  # "  - name: wrongly-expected"

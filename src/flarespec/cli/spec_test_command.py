@@ -145,8 +145,10 @@ def run_spec_tests(spec_refs, pattern, catalogs, coverage, fmt, root, output, qu
         covered = judge_coverage(compiled, planned.cases, planned.skip, results,
                                  selected=bool(pattern)) if coverage else None
         catalog = str(planned.catalog_files[0]) if planned.catalog_files else None
+        places = {case.name: (case.mark.file, case.mark.line) for case in planned.cases
+                  if case.mark is not None}
         runs.append(SpecRun(compiled.id, results, covered, time.perf_counter() - started,
-                            catalog))
+                            catalog, places))
     report = spec_test_report(runs, broken)
     emit(report, fmt, root=root, to=output)
     failed = any(r.status == "failed" for run in runs for r in run.results)
