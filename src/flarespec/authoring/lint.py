@@ -22,7 +22,8 @@ from flarespec.authoring.literals import literal_constant_warnings
 from flarespec.authoring.names_lint import name_issues
 from flarespec.authoring.placeholders import placeholder_issues
 from flarespec.authoring.shape_lint import shape_issues
-from flarespec.output.model import NONE, PASS, Finding, Report, Section
+from flarespec.output.model import NONE, PASS, Finding, Report, Rule, Section
+from flarespec.spec.codes import CODES
 from flarespec.spec import metaschema
 from flarespec.spec.compile import CompiledSpec, compile_spec
 from flarespec.spec.errors import ERROR, WARNING, SpecInvalid, SpecIssue, did_you_mean
@@ -419,8 +420,16 @@ def lint_report(results: list[LintResult], strict: bool = False) -> Report:
     title = (f"spec lint: {len(results)} spec{'s' * (len(results) != 1)}, {errors} "
              f"error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}")
     anchor = next((r.ref for r in results if is_path(r.ref)), None)
-    return Report("spec lint", title, not failed, sections,
+    return Report("spec lint", title, not failed, sections, rules=_code_rules(),
                   data={"specs": [result.as_dict() for result in results]}, anchor=anchor)
+
+
+def _code_rules() -> dict[str, Rule]:
+    """Each code described from spec/codes.py (SARIF's rules)."""
+    return {code: Rule(code, meaning[0].upper() + meaning[1:],
+                       f"{meaning[0].upper() + meaning[1:]}. Spec issue code {code}: "
+                       f"docs/spec-language.md, \"Spec errors\".")
+            for code, meaning in CODES.items()}
 
 
 def _finding(issue: SpecIssue, strict: bool) -> Finding:
