@@ -118,8 +118,6 @@ def _run_guarded(action, quiet: bool, verbose: bool, fmt: str | None = None, roo
     """Run a receipt-writing action; refuse bad outputs; never show a traceback. The
     summary goes to stderr, or with ``fmt`` the report to stdout."""
     from flarespec.adapter.commands import OutputRefused, ReceiptUnwritable
-    from flarespec.adapter.receipt_report import ReceiptView, receipt_report, summary
-    from flarespec.cli.formats import emit
 
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose exclude each other")
@@ -135,9 +133,14 @@ def _run_guarded(action, quiet: bool, verbose: bool, fmt: str | None = None, roo
             traceback.print_exc()
         _fail(f"internal error: {type(bug).__name__}: {bug}; no receipt was written")
     if fmt is not None:
+        from flarespec.adapter.receipt_report import ReceiptView, receipt_report
+        from flarespec.cli.formats import emit
+
         emit(receipt_report(ReceiptView(outcome.receipt), outcome.output), fmt, root=root,
              verbose=verbose)
-    elif not quiet:
+    elif not quiet:  # the report model is imported only to be shown
+        from flarespec.adapter.receipt_report import summary
+
         click.echo(summary(outcome.receipt, outcome.output, verbose=verbose), err=True)
     sys.exit(outcome.exit_code)
 

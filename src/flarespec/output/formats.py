@@ -7,11 +7,11 @@ offers the formats that make sense for it (``choices``) and passes the options i
 
 from __future__ import annotations
 
-import importlib
-import inspect
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from flarespec.output.model import Report
+if TYPE_CHECKING:  # the names and help are read by every command's --help and start-up:
+    from flarespec.output.model import Report  # the model is imported when rendering
 
 FORMATS = ("text", "json", "github", "junit", "markdown", "sarif")
 MACHINE = ("json", "junit", "sarif")  # read by programs: nothing else is ever mixed in
@@ -29,8 +29,11 @@ def describe(choices=FORMATS) -> str:
     return "; ".join(f"{name}: {HELP[name]}" for name in choices) + "."
 
 
-def render(report: Report, fmt: str, *, root: Path | str | None = None,
+def render(report: "Report", fmt: str, *, root: Path | str | None = None,
            verbose: bool = False) -> str:
+    import importlib
+    import inspect
+
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
     module = importlib.import_module(f"flarespec.output.{fmt}")
