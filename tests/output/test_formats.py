@@ -252,3 +252,53 @@ def test_a_failed_case_is_placed_at_its_line_in_the_catalog(outputs):
     location = result["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"] == "cases.yaml"
     assert location["region"]["startLine"] == 5  # "  - name: wrongly-expected"
+
+
+def _broken(receipt: dict, case: str) -> dict:
+    """The receipt hand-broken one way (the ``case``)."""
+    if case == "violation-not-an-object":
+        receipt["violations"] = [1]
+    elif case == "violation-without-rule":
+        del receipt["violations"][0]["rule"]
+    elif case == "packet-not-an-object":
+        receipt["packet"] = "x"
+    elif case == "line-zero":
+        receipt["violations"][0]["line"] = 0
+    elif case == "severity-unknown":
+        receipt["violations"][0]["severity"] = "fatal"
+    elif case == "warnings-null":
+        receipt["warnings"] = None
+    elif case == "pass-with-violations":
+        receipt["status"] = "pass"
+    elif case == "rejection-with-metric":
+        receipt["metrics"] = {"delivery_ttft_ns": 1}
+    elif case == "rejection-without-violations":
+        receipt["violations"] = []
+    elif case == "peer-missing":
+        del receipt["peer"]
+    return receipt
+
+
+# hand-broken receipt -> the member the refusal names
+BROKEN = {"violation-not-an-object": "$.violations[0]",
+          "violation-without-rule": "$.violations[0].rule",
+          "packet-not-an-object": "$.packet:", "line-zero": "$.violations[0].line",
+          "severity-unknown": "$.violations[0].severity", "warnings-null": "$.warnings",
+          "pass-with-violations": "$.violations: a pass lists no violation",
+          "rejection-with-metric": "a rejection carries no metric",
+          "rejection-without-violations": "$.violations: a rejection lists at least one",
+          "peer-missing": "$.peer: required for measure"}
+
+
+@pytest.mark.parametrize("case", BROKEN)
+def test_report_refuses_a_hand_broken_receipt_naming_the_member(work, case):
+    """Every member the report reads has a declared type, and the verdict must agree with
+    itself: a broken receipt is refused (exit 2, stdout empty), never shown, never a pass."""
+    receipt = json.loads((work / "receipt.json").read_text())
+    (work / f"{case}.json").write_text(json.dumps(_broken(receipt, case)))
+    for fmt in ("text", "sarif"):
+        result = run("report", f"{case}.json", "--format", fmt, cwd=work)
+        assert result.exit_code == 2 and result.stdout == "", (case, result.stdout)
+        assert "is not a receipt this version reads" in result.stderr
+        assert BROKEN[case] in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr

@@ -17,8 +17,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from flarespec.loaders.locations import location_of
 from flarespec.output.model import ABSENT, ERROR, NOTE, PASS, WARNING, Finding, Report, \
     Rule, Section
+from flarespec.spec.metaschema import shape_errors
 
 RECEIPT_SCHEMA = "flarespec-receipt-v1"
 MAX_PER_RULE = 5  # violations shown per rule by the short human forms
@@ -79,8 +81,49 @@ class ReceiptView:
         return [spec["id"] for spec in (self.receipt.get("validator") or {}).get("specs") or []]
 
 
+# What the reports read of a receipt, each member with its declared type (docs/receipt.md;
+# other members are allowed: adding keys is compatible within v1). Checked before anything
+# is rendered, so that a hand-edited or truncated receipt is refused by name, never shown
+# half or as a pass it is not.
+_TEXT, _OPTIONAL_TEXT = {"type": "string"}, {"type": "string", "nullable": True}
+_ENTRY = {"type": "dict", "allow_unknown": True, "schema": {
+    "packet": {**_TEXT, "required": True}, "rule": {**_TEXT, "required": True, "empty": False},
+    "severity": {**_TEXT, "required": True, "allowed": ["error", "warning"]},
+    "message": {**_TEXT, "required": True}, "file": _OPTIONAL_TEXT,
+    "line": {"type": "integer", "min": 1, "nullable": True},
+    "location": _OPTIONAL_TEXT, "binding": _OPTIONAL_TEXT,
+    "expected_from": {"type": "dict", "nullable": True}}}
+_METRIC = {"type": "dict", "allow_unknown": True, "schema": {
+    "key": {**_TEXT, "required": True}, "value": {"type": "number", "required": True},
+    "unit": _TEXT}}
+_RECORD = {"type": "dict", "allow_unknown": True, "schema": {
+    "entry": {**_TEXT, "required": True}, "spec": _OPTIONAL_TEXT, "metric": _METRIC,
+    "same_as_packet": {"type": "boolean"}}}
+RECEIPT = {
+    "receipt_schema": {**_TEXT, "required": True, "allowed": [RECEIPT_SCHEMA]},
+    "command": {**_TEXT, "required": True, "allowed": list(ROLES)},
+    "status": {**_TEXT, "required": True, "allowed": ["pass", "rejected"]},
+    "packet": _RECORD, "peer": _RECORD,
+    "pair": {"type": "dict", "allow_unknown": True,
+             "schema": {"baseline": _RECORD, "candidate": _RECORD}},
+    "violations": {"type": "list", "required": True, "schema": _ENTRY},
+    "warnings": {"type": "list", "required": True, "schema": _ENTRY},
+    "violations_truncated": {"type": "list", "schema": {
+        "type": "dict", "allow_unknown": True, "schema": {
+            "packet": {**_TEXT, "required": True}, "rule": {**_TEXT, "required": True},
+            "kept": {"type": "integer", "required": True, "min": 0},
+            "total": {"type": "integer", "required": True, "min": 0}}}},
+    "validator": {"type": "dict", "allow_unknown": True, "schema": {"specs": {
+        "type": "list", "schema": {"type": "dict", "allow_unknown": True,
+                                   "schema": {"id": {**_TEXT, "required": True}}}}}},
+}
+
+
 def read_receipt(path: str | Path) -> ReceiptView:
-    """A stored receipt, checked to be one: JSON, ``receipt_schema`` v1, a known command."""
+    """A stored receipt, checked to be one before anything is rendered: JSON, ``receipt_schema``
+    v1, every member the reports read of its declared type, and a verdict that agrees with
+    itself (a pass lists no violation and carries its metric; a rejection lists at least
+    one violation and carries no metric). Raises ReceiptUnreadable naming the member."""
     try:
         with open(path, "rb") as handle:
             receipt = json.loads(handle.read())
@@ -92,10 +135,36 @@ def read_receipt(path: str | Path) -> ReceiptView:
         found = receipt.get("receipt_schema") if isinstance(receipt, dict) else type(receipt).__name__
         raise ReceiptUnreadable(f"{path} is not a flarespec receipt (receipt_schema "
                                 f"{found!r}, expected {RECEIPT_SCHEMA!r})")
-    if receipt.get("command") not in ROLES or receipt.get("status") not in ("pass", "rejected"):
-        raise ReceiptUnreadable(f"{path}: unknown command {receipt.get('command')!r} or "
-                                f"status {receipt.get('status')!r}")
+    problems = [f"{location_of(where)}: {message}"
+                for where, message in shape_errors(receipt, RECEIPT, allow_unknown=True)]
+    if not problems:
+        problems = _verdict_problems(ReceiptView(receipt))
+    if problems:
+        raise ReceiptUnreadable(f"{path} is not a receipt this version reads: "
+                                + "; ".join(problems))
     return ReceiptView(receipt)
+
+
+def _verdict_problems(view: ReceiptView) -> list[str]:
+    """What a well-typed receipt may still get wrong: a role's record missing, a pass with
+    violations or without its metric, a rejection without a violation or with a metric."""
+    where = {"measure": "$.{role}", "validate-pair": "$.pair.{role}"}[view.command]
+    problems = [f"{where.format(role=role)}: required for {view.command}"
+                for role in view.roles if not view.packet(role)]
+    if problems:
+        return problems
+    if view.passed:
+        if view.violations:
+            problems.append("$.violations: a pass lists no violation")
+        metric_roles = view.roles[:1] if view.command == "measure" else view.roles
+        problems += [f"{where.format(role=role)}.metric: a pass carries its metric"
+                     for role in metric_roles if "metric" not in view.packet(role)]
+    else:
+        if not view.violations:
+            problems.append("$.violations: a rejection lists at least one violation")
+        if "metrics" in view.receipt or any("metric" in view.packet(r) for r in view.roles):
+            problems.append("a rejection carries no metric")
+    return problems
 
 
 def metric_sentence(view: ReceiptView, role: str) -> str:
@@ -223,14 +292,8 @@ def spec_rules(spec_ids: list[str]) -> dict[str, Rule]:
 
 def summary(receipt: dict, output: str | Path | None, *, verbose: bool = False) -> str:
     """The runner commands' stderr summary: the receipt's report in the text format, its
-    rules described by their first message (no spec is opened for a summary)."""
+    its rules not described (a summary lists none; no spec is opened for it)."""
     from flarespec.output import text
 
     return text.render(receipt_report(ReceiptView(receipt), output, rules={}), verbose=verbose)
 
-
-def shown_place(entry: dict) -> str:
-    """Where a receipt entry is, as the text format shows it (``file:line location``)."""
-    from flarespec.output.text import where
-
-    return where(_finding(ReceiptView({"command": "measure", "status": "rejected"}), entry))

@@ -30,7 +30,9 @@ def report(receipt_path, fmt, root, verbose):
     Each violation is placed at its packet file (the packet's directory joined with the
     receipt's file), relative to --root; a violation of no single file (a pair rule) at
     the packet's packet.json. Exit 0 when the receipt says pass, 1 when it says
-    rejected, 2 when RECEIPT is not a readable receipt.
+    rejected, 2 when RECEIPT is not a receipt this version reads (every member the report
+    reads is checked for its type first, and a pass with violations or without its metric
+    is refused, never shown as a pass).
     """
     from flarespec.adapter.receipt_report import ReceiptUnreadable, read_receipt, \
         receipt_report
@@ -40,5 +42,11 @@ def report(receipt_path, fmt, root, verbose):
     except ReceiptUnreadable as problem:
         click.echo(f"error: {problem}", err=True)
         sys.exit(2)
-    emit(receipt_report(view, receipt_path), fmt, root=root, verbose=verbose)
+    try:
+        report = receipt_report(view, receipt_path)
+    except Exception as bug:  # a receipt that checks and still cannot be shown: a bug
+        click.echo(f"error: internal error rendering {receipt_path}: {type(bug).__name__}: "
+                   f"{bug}", err=True)
+        sys.exit(2)
+    emit(report, fmt, root=root, verbose=verbose)
     sys.exit(0 if view.passed else 1)

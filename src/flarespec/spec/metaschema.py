@@ -199,11 +199,13 @@ def _validator():
     return Strict
 
 
-def shape_errors(document: dict, schema: dict = SPEC) -> list[tuple[tuple, str]]:
+def shape_errors(document: dict, schema: dict = SPEC, *, allow_unknown: bool = False
+                 ) -> list[tuple[tuple, str]]:
     """(path inside the document, message) for every shape error Cerberus finds against
-    ``schema`` (a spec's by default; fixtures/catalog.py declares a catalog's). A field
+    ``schema`` (a spec's by default; fixtures/catalog.py declares a catalog's, and
+    adapter/receipt_report.py a receipt's, whose other top-level keys ``allow_unknown``). A field
     whose rules carry ``meta`` (what it must be: "true or false") is refused in those words."""
-    validator = _validator()(schema)
+    validator = _validator()(schema, allow_unknown=allow_unknown)
     if validator.validate(document):
         return []
     found: list[tuple[tuple, str]] = []
