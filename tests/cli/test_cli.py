@@ -9,7 +9,8 @@ import sys
 from click.testing import CliRunner
 
 from flarespec.cli import main
-from flarespec.adapter.receipt_report import shown_place as where, summary as render
+from flarespec.adapter.receipt_report import ReceiptView, receipt_report, summary as render
+from flarespec.output.text import where
 from flarespec.fixtures.mutations import set_json
 
 
@@ -127,8 +128,13 @@ def test_verbose_shows_every_violation_with_its_place_expected_and_actual(packet
         assert terse.exit_code == verbose.exit_code == 2
         assert "expected:" not in terse.output and "… and" in terse.output
         assert "… and" not in verbose.output
-        for violation in receipt["violations"]:
-            shown = f"{where(violation)}: {violation['message']}" if where(violation) \
+        findings = [f for f in receipt_report(ReceiptView(receipt), None, rules={}).findings
+                    if f.listed]
+        assert len(findings) == len(receipt["violations"])
+        for violation, finding in zip(receipt["violations"], findings):
+            assert (finding.place, finding.line, finding.location) == \
+                (violation.get("file"), violation.get("line"), violation.get("location"))
+            shown = f"{where(finding)}: {violation['message']}" if where(finding) \
                 else violation["message"]
             assert shown in verbose.output
             for key in ("expected", "actual"):

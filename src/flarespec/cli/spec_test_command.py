@@ -151,8 +151,7 @@ def run_spec_tests(spec_refs, pattern, catalogs, coverage, fmt, root, output, qu
                             catalog, places))
     report = spec_test_report(runs, broken)
     emit(report, fmt, root=root, to=output)
-    failed = any(r.status == "failed" for run in runs for r in run.results)
-    sys.exit(EXIT_USAGE if broken else EXIT_FAILED if failed else EXIT_OK)
+    sys.exit(EXIT_USAGE if broken else EXIT_OK if report.ok else EXIT_FAILED)
 
 
 @click.command("test", help=HELP)

@@ -140,10 +140,6 @@ def gate_hit(change: Change, fail_on: str | None) -> bool:
     return change.cls == fail_on or (fail_on == "any" and change.cls != NEUTRAL)
 
 
-def gate_failed(results: list[DiffResult], fail_on: str | None) -> bool:
-    return any(gate_hit(c, fail_on) for result in results for c in result.changes)
-
-
 @dataclass
 class Gate:
     """What ``--fail-on`` decided: the changes it fails on (unacknowledged, of its class)
