@@ -138,6 +138,11 @@ def test_case(case, spec, templates, tmp_path, monkeypatch):
     monkeypatch.setattr(commands, "Evaluation", partial(Evaluation, pass_checks=False))
     reporting_only = measure(packet, peer, tmp_path / "out" / "reporting-only.json")
     assert reporting_only.receipt == receipt, "pass plans changed the receipt"
+    # the schedule (engine/schedule.py) changes the order of the work, never the receipt:
+    # rules one by one over every binding, all documents held, write the same bytes
+    monkeypatch.setattr(commands, "Evaluation", partial(Evaluation, streaming=False))
+    one_by_one = measure(packet, peer, tmp_path / "out" / "one-by-one.json")
+    assert one_by_one.receipt == receipt, "streaming changed the receipt"
     problems = judge(expand_case(case, spec.constants), receipt, outcome.exit_code, packet, peer,
                      metric_key=metric_key(spec), oracle=FlareOracle())
     assert not problems, f"{case.name}: " + "\n  ".join(problems) + "\n" + describe(receipt)

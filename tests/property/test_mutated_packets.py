@@ -235,6 +235,12 @@ def _assert_reporting_path_agrees(outcome, baseline: Path, candidate: Path, role
     assert reporting_only.receipt == outcome.receipt, (
         f"pass plans changed the receipt\n{describe(outcome.receipt)}\n"
         f"reporting path alone:\n{describe(reporting_only.receipt)}")
+    with pytest.MonkeyPatch.context() as patch:  # nor does the schedule (engine/schedule.py)
+        patch.setattr(commands, "Evaluation", partial(Evaluation, streaming=False))
+        one_by_one = measure(baseline, peer, work / "out" / "one-by-one.json")
+    assert one_by_one.receipt == outcome.receipt, (
+        f"streaming changed the receipt\n{describe(outcome.receipt)}\n"
+        f"rules one by one:\n{describe(one_by_one.receipt)}")
 
 
 # ------------------------------------------------------------------ (c) sample grammar

@@ -31,8 +31,9 @@ SPEC_ID = "flare/bce032c0"
 
 def _loaded(spec, entry: Path) -> dict:
     """Document name -> (file, value) of one instance of each shaped document, as the
-    engine loads them from the valid packet (the first instance in path order)."""
-    evaluation = Evaluation(spec, entry)
+    engine loads them from the valid packet (the first instance in path order). Rules one
+    by one (``streaming=False``): every document is still loaded when the run ends."""
+    evaluation = Evaluation(spec, entry, streaming=False)
     report = evaluation.run()
     assert report.ok, report.violations
     found = {}

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from flarespec.engine.paths import WILDCARD, PointerTemplate
-from flarespec.engine.refs import ArgRef, ArgTemplate, Condition, Ref, compile_ref
+from flarespec.engine.refs import Ref, refs_in
 from flarespec.spec.compile import CompiledSpec
 from flarespec.spec.errors import ERROR, SpecIssue, did_you_mean
 
@@ -144,34 +144,12 @@ def _mark(source):
 
 
 def _in(value, mark) -> Iterator[tuple[Ref, Any]]:
-    pending = [value]
-    while pending:
-        value = pending.pop()
-        if isinstance(value, Ref):
-            yield value, mark
-            if value.pointer is not None:
-                for placeholder in value.pointer.placeholders:
-                    if ":" in placeholder:
-                        yield compile_ref(placeholder), mark
-        elif isinstance(value, ArgRef):
-            pending.append(value.ref)
-        elif isinstance(value, Condition):
-            pending += [value.given, value.arg]
-        elif isinstance(value, ArgTemplate):
-            yield from _template_refs(value.template, mark)
-        elif isinstance(value, dict):
-            pending += list(value.values())
-        elif isinstance(value, (list, tuple)):
-            pending += list(value)
+    for ref in refs_in(value):
+        yield ref, mark
 
 
 def _template_refs(template, mark) -> Iterator[tuple[Ref, Any]]:
-    for placeholder in template.placeholders:
-        if ":" in placeholder:
-            try:
-                yield compile_ref(placeholder), mark
-            except ValueError:
-                continue
+    return _in(template, mark)
 
 
 # ---------------------------------------------------------------------- walking shapes

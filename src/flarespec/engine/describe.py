@@ -57,8 +57,8 @@ class Describing:
         location = failure.location or (match.location if match is not None
                                         else self._shown_ref(rule.given, scope))
         origin = self._expected_origin(rule, scope, failure, match, location)
-        self.report.add(self._described(rule, scope, failure, failure.file or file, location,
-                                        origin))
+        self._sink.add(self._described(rule, scope, failure, failure.file or file, location,
+                                       origin))
 
     def _hook_place(self, rule, scope: dict, failure: Failure) -> tuple[str | None, str | None]:
         """Where a hook's failure lies. A failure naming its ``source`` argument lies inside
@@ -77,9 +77,9 @@ class Describing:
         """Count one violation; True when the report keeps it, so it is worth describing.
         A violation past the report's cap is counted only: nothing is rendered for it."""
         self._emitted += 1
-        if self.report.accepts(rule_id, severity):
+        if self._sink.accepts(rule_id, severity):
             return True
-        self.report.suppress(rule_id, severity)
+        self._sink.suppress(rule_id, severity)
         return False
 
     def _violation(self, rule_id, severity, message, file, location, *, scope=None,
@@ -91,8 +91,8 @@ class Describing:
     def _add(self, rule_id, severity, message, file, location, *, scope=None, expected=None,
              actual=None, line=None) -> None:
         """Add a violation already counted by ``_keeps``."""
-        self.report.add(Violation(rule_id, severity, message, file, location, expected, actual,
-                                  self._label(scope), line))
+        self._sink.add(Violation(rule_id, severity, message, file, location, expected, actual,
+                                 self._label(scope), line))
 
     def _described(self, rule, scope, failure: Failure, file, location, origin) -> Violation:
         line = self._line_of(file, location)
@@ -109,6 +109,8 @@ class Describing:
         if loaded is None or loaded.loader is None:
             return None
         try:
+            if loaded.released:  # its element's rules are done: read again (documents.py)
+                self._reload(loaded)
             line = locate_line(loaded.loader, loaded.value, location)
         except Exception:  # a line number must not turn a clear violation into a crash
             return None

@@ -8,6 +8,7 @@ that need it raise ``Unavailable`` and are skipped for that binding instead of c
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,12 @@ class Loaded:
     path: str | None
     failed: bool = False
     loader: str | None = None
+    name: str | None = None
+    # the element's rules are done and the value was let go (engine/schedule.py): read
+    # again, and checked against its digest, if anything still asks for it
+    released: bool = False
+    # the violations its loading emitted (engine/sink.py): moved to whoever asks first
+    groups: tuple = ()
 
 
 def _matched(found: int) -> str:
@@ -65,7 +72,24 @@ class Documents:
     def _path_of(self, name: str, scope: dict) -> str | None:
         key = self._instance_key(name, scope)
         if key in self._paths:
+            groups = self._path_groups.get(key)
+            if groups:
+                self._sink.touch(groups)
             return self._paths[key]
+        group = self._sink.open_group()
+        try:
+            path = self._found_path(name, scope)
+        finally:
+            group = self._sink.close_group(group)
+        if group is not None:
+            self._path_groups[key] = (group,)
+        self._paths[key] = path
+        document = self.spec.documents[name]
+        if path is not None and document.loader not in _NOT_READ_WHOLE:
+            self._whole_paths.setdefault(path, document)
+        return path
+
+    def _found_path(self, name: str, scope: dict) -> str | None:
         scope = self._own_scope(name, scope)
         document = self.spec.documents[name]
         path = None
@@ -97,18 +121,19 @@ class Documents:
                             f"no path for document {name!r}: {problem}", None, None,
                             scope=scope)
             path = None
-        self._paths[key] = path
-        if path is not None and document.loader not in _NOT_READ_WHOLE:
-            self._whole_paths.setdefault(path, document)
         return path
 
     def document(self, name: str, scope: dict) -> Loaded:
         key = self._instance_keys[name](scope)
         loaded = self._documents.get(key)
         if loaded is None:
-            loaded = self._documents[key] = self._load(name, scope)
+            loaded = self._documents[key] = self._load(name, scope, key)
+        elif loaded.groups:
+            self._sink.touch(loaded.groups)
         if loaded.failed:
             raise Unavailable(name)
+        if loaded.released:
+            self._reload(loaded)
         return loaded
 
     def _own_scope(self, name: str, scope: dict) -> dict:
@@ -117,7 +142,18 @@ class Documents:
         chain = self.spec.iterations[each].chain if each else ()
         return {key: scope[key] for key in chain}
 
-    def _load(self, name: str, scope: dict) -> Loaded:
+    def _load(self, name: str, scope: dict, key: tuple) -> Loaded:
+        """Load a document instance, its violations filed as one group (engine/sink.py)."""
+        group = self._sink.open_group()
+        try:
+            loaded = self._loaded(name, scope)
+        finally:
+            group = self._sink.close_group(group)
+        loaded.name = name
+        loaded.groups = self._path_groups.get(key, ()) + ((group,) if group else ())
+        return loaded
+
+    def _loaded(self, name: str, scope: dict) -> Loaded:
         document = self.spec.documents[name]
         scope = self._own_scope(name, scope)
         path = self._path_of(name, scope)
@@ -181,18 +217,78 @@ class Documents:
         return LOADERS[document.loader](
             self.store.read_bytes(path, document_limit(document.options)), document.options)
 
-    def _load_all_documents(self) -> None:
-        """Touch every document instance so that none escapes unchecked and all are hashed."""
-        for name, document in self.spec.documents.items():
-            for scope in self.scopes(document.each) if document.each else [{}]:
+    def _load_all_documents(self, done=frozenset()) -> None:
+        """Touch every document instance so that none escapes unchecked (those of the
+        documents ``done`` were, element by element: ``load_element_documents``), then
+        record every loaded file's digest, in document and instance order."""
+        positions = self._load_all_position
+        for number, (name, document) in enumerate(self.spec.documents.items()):
+            if name in done:
+                continue
+            for ordinal, scope in enumerate(self._every_instance(document)):
+                self._sink.at(positions + (number, ordinal))
                 try:
-                    loaded = self.document(name, scope)
+                    self.document(name, scope)
                 except Unavailable:
                     continue
-                if loaded.path and document.loader != "directory":
+        for name, document in self.spec.documents.items():
+            if document.loader == "directory":
+                continue
+            keyer = self._instance_keys[name]
+            for scope in self._every_instance(document):
+                loaded = self._documents.get(keyer(scope))
+                if loaded is not None and not loaded.failed and loaded.path:
                     digest = self.digest(loaded.path)
                     if digest:
                         self.report.files[loaded.path] = digest
+
+    def _every_instance(self, document) -> list[dict]:
+        return self.scopes(document.each, everywhere=True) if document.each else [{}]
+
+    def load_element_documents(self, names, offsets: dict[str, int]) -> None:
+        """Touch every instance of the named documents under the streamed element now
+        bound, filed where the final load would file it (``offsets``: the instances of
+        each document under earlier elements)."""
+        positions = self._load_all_position
+        for number, (name, document) in enumerate(self.spec.documents.items()):
+            if name not in names:
+                continue
+            instances = self.scopes(document.each)
+            for ordinal, scope in enumerate(instances, offsets.get(name, 0)):
+                self._sink.at(positions + (number, ordinal))
+                try:
+                    self.document(name, scope)
+                except Unavailable:
+                    continue
+            offsets[name] = offsets.get(name, 0) + len(instances)
+
+    def release_element_documents(self, names) -> None:
+        """Let go of the parsed values of the named documents under the streamed element
+        now bound: its rules are done (engine/schedule.py)."""
+        for name in names:
+            keyer = self._instance_keys[name]
+            for scope in self.scopes(self.spec.documents[name].each):
+                loaded = self._documents.get(keyer(scope))
+                if loaded is not None and loaded.loader is not None and not loaded.failed:
+                    loaded.value, loaded.released = None, True
+
+    def _reload(self, loaded: Loaded) -> None:
+        """Read a released document again for a late reader. Its bytes must have the
+        digest its first reading gave (the receipt binds that digest): a file that changed
+        meanwhile is a violation and the document unavailable from then on."""
+        document = self.spec.documents[loaded.name]
+        try:
+            data = self.store.read_bytes(loaded.path, document_limit(document.options))
+            if hashlib.sha256(data).hexdigest() != self.store.sha256(loaded.path):
+                raise ValueError("its bytes differ from the ones validated first")
+            loaded.value = LOADERS[document.loader](data, document.options)
+            loaded.released = False
+        except (LoadError, OSError, ValueError) as problem:
+            loaded.failed, loaded.released = True, False
+            self._violation(f"{document.rule_prefix}.changed", "error",
+                            f"the file changed while it was validated: read again, {problem}",
+                            loaded.path, None)
+            raise Unavailable(loaded.name) from None
 
     def document_paths(self, names, *, complete: bool = False) -> set[str]:
         """The paths of every instance of the named documents that can be found. With
@@ -202,8 +298,9 @@ class Documents:
         would report their entries as extra. Without it, the paths that are known."""
         paths = set()
         for name in names:
-            each = self.spec.documents[name].each
-            for scope in self.scopes(each) if each else [{}]:
+            document = self.spec.documents[name]
+            each = document.each
+            for scope in self._every_instance(document):
                 path = self._path_of(name, scope)
                 if path is not None:
                     paths.add(path)

@@ -34,18 +34,23 @@ from flarespec.engine.problems import (  # noqa: F401 (re-exported)
 )
 from flarespec.engine.refs import Condition, Ref
 from flarespec.engine.report import Report
+from flarespec.engine.schedule import schedule
 from flarespec.engine.scopes import Binding, Scopes
+from flarespec.engine.sink import Sink
 from flarespec.loaders.files import FileStore
 from flarespec.loaders.limits import gc_paused
 
 
 class Evaluation(Documents, Scopes, Arguments, Describing):
     def __init__(self, spec, entry_path: str | Path, *, pass_checks: bool = True,
-                 shapes: bool = True):
+                 shapes: bool = True, streaming: bool = True):
         """``pass_checks=False`` runs every check on the reporting path alone (the tests
         compare both ways; see plans.py). ``shapes=False`` loads documents without checking
         their shapes: only for choosing a spec by ``applies_to``, where the packet may be of
-        another revision whose documents have other shapes (it is then validated in full)."""
+        another revision whose documents have other shapes (it is then validated in full).
+        ``streaming=False`` runs the rules one by one over every binding, all documents
+        held to the end, instead of by the spec's schedule (engine/schedule.py; the tests
+        compare both ways: the reports are the same)."""
         entry_path = Path(entry_path)
         self.spec = spec
         self._check_shapes = shapes
@@ -53,6 +58,17 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         self.entry_name = entry_path.name
         self.root = entry_path.parent
         self.report = Report(spec.id)
+        self._sink = Sink(self.report)
+        self._schedule = schedule(spec) if streaming else None
+        self._subtree = self._schedule.subtree if self._schedule else frozenset()
+        self._within: dict | None = None  # the streamed element bound now, if any
+        self._within_scopes: dict[str, list[dict]] = {}
+        self._within_groups: dict[str, tuple] = {}
+        self._scope_groups: dict[str, tuple] = {}
+        self._path_groups: dict[tuple, tuple] = {}
+        self._load_all_position = (len(spec.rules),)
+        self._samples: list | None = None  # the metric's, when read element by element
+        self._samples_problem: Exception | None = None
         self._store: FileStore | None = None
         self._documents: dict[tuple, Loaded] = {}
         self._paths: dict[tuple, str | None] = {}
@@ -74,7 +90,8 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
                                for name, chain in self.document_chains.items()}
         self._leaves = set(spec.iterations) - {it.parent for it in spec.iterations.values()} \
             - {document.each for document in spec.documents.values()}
-        self._unresolved: set[tuple] = set()  # (iteration, parent key) already reported
+        # (iteration, parent key) already reported -> the violation's group (engine/sink.py)
+        self._unresolved: dict[tuple, tuple] = {}
         # iterations whose elements could not be found under some parent (document failed)
         self._incomplete: set[str] = set()
         # path -> the first document that reads it whole; of those paths, the ones read
@@ -90,23 +107,70 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
     def run(self) -> Report:
         """Apply every rule, then compute identities and (on a clean report) the metric.
 
+        The rules run by the spec's schedule (engine/schedule.py) or one by one; the sink
+        (engine/sink.py) gives the report its violations in rule order either way.
+
         The cyclic garbage collector is paused meanwhile, as for a parse: a run allocates a
         few objects per element (matches, scopes, bindings) next to the millions the loaded
         documents hold, and every collection those allocations trigger walks them all (a
         third of a run over a million-event stream). A run makes no cyclic garbage per
         element: what it discards is freed by reference counting."""
-        for rule in self.spec.rules:
-            self._apply(rule)
-        self._load_all_documents()
+        sink, rules = self._sink, self.spec.rules
+        sink.buffered = True
+        if self._schedule is None:
+            self._apply_rules(range(len(rules)))
+            self._load_all_documents()
+        else:
+            self._run_scheduled(self._schedule)
+        sink.at(self._load_all_position + (len(self.spec.documents),))
         self.report.identities = self._identities()
+        metric_position = (len(rules) + 1,)
+        sink.flush(before=metric_position)
         if self.report.ok and self.spec.metric is not None:
+            sink.at(metric_position)
             self._compute_metric()
+            sink.flush()
+        sink.discard()  # what the metric's reading emitted when there is no metric
+        sink.buffered = False
         self._scopes.clear()  # bindings refer back to this evaluation: free them now
         self._planner = None  # so do the plans' closures
         self._accessors.clear()  # and the accessors
         self._siblings.clear()
         self._parsed_ahead.clear()
         return self.report
+
+    def _apply_rules(self, numbers) -> None:
+        rules, sink = self.spec.rules, self._sink
+        for number in numbers:
+            sink.at((number,))
+            self._apply(rules[number])
+
+    def _run_scheduled(self, schedule) -> None:
+        """The rules before the stream, the streamed rules element by element (each
+        element's documents then loaded if no rule read them, the metric's samples read,
+        and the documents released), the rules after it, the final load."""
+        self._apply_rules(schedule.before)
+        self._sink.at((schedule.streamed[0],))
+        offsets: dict[str, int] = {}
+        if schedule.metric:
+            self._samples = []
+        for element in self.scopes(schedule.stream):
+            self._within = element
+            try:
+                self._apply_rules(schedule.streamed)
+                self.load_element_documents(schedule.documents, offsets)
+                if schedule.metric:
+                    self._sink.at((len(self.spec.rules) + 1,))
+                    self._read_samples(self.scopes(self.spec.metric.for_each))
+                self.release_element_documents(schedule.documents)
+            finally:
+                self._within = None
+                self._within_scopes.clear()
+                self._within_groups.clear()
+                for key in [key for key in self._siblings if key[0] in self._subtree]:
+                    del self._siblings[key]
+        self._apply_rules(schedule.after)
+        self._load_all_documents(done=schedule.documents)
 
     def holds(self, condition: Condition, scope: dict) -> bool:
         """True when the condition's selection is not empty (unless its kind accepts an
@@ -213,7 +277,7 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
             if not rule.optional and self._keeps(rule.id, rule.severity):
                 ref_text = self._shown_ref(rule.given, scope)
                 failure = Failure(f"nothing found at {ref_text}", "present")
-                self.report.add(self._described(rule, scope, failure, file, ref_text, None))
+                self._sink.add(self._described(rule, scope, failure, file, ref_text, None))
             return
         arg = self.materialize(rule.arg, scope)
         context = RuleContext(self, scope)
@@ -232,7 +296,7 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         for failure in HOOKS[rule.hook].function(RuleContext(self, scope), args):
             if self._keeps(rule.id, rule.severity):
                 file, location = self._hook_place(rule, scope, failure)
-                self.report.add(self._described(rule, scope, failure, file, location, None))
+                self._sink.add(self._described(rule, scope, failure, file, location, None))
 
     def _identities(self) -> dict:
         identities = {}
@@ -243,17 +307,32 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
                 identities[name] = None
         return identities
 
-    def _compute_metric(self) -> None:
+    def _read_samples(self, scopes) -> None:
+        """Add the metric's samples under these bindings to ``_samples``; a problem is
+        kept (the first) and stops the reading, to be reported when the metric is due."""
+        if self._samples_problem is not None:
+            return
         metric = self.spec.metric
-        samples = []
         try:
-            for scope in self.scopes(metric.for_each) if metric.for_each else [{}]:
+            for scope in scopes:
                 if metric.when is not None and not self.holds(metric.when, scope):
                     continue
                 matches, _ = self.resolve(metric.given, scope)
                 label = metric.label.render(self.filler(scope)) if metric.label else \
                     self._label(scope)
-                samples.append((label, [m.value for m in matches]))
+                self._samples.append((label, [m.value for m in matches]))
+        except Exception as problem:  # no metric unless it was computed cleanly
+            self._samples_problem = problem
+
+    def _compute_metric(self) -> None:
+        metric = self.spec.metric
+        if self._samples is None:  # not read element by element: read them now
+            self._samples = []
+            self._read_samples(self.scopes(metric.for_each) if metric.for_each else [{}])
+        samples = self._samples
+        try:
+            if self._samples_problem is not None:
+                raise self._samples_problem
             if not samples:
                 raise ValueError("no samples were selected")
             result = HOOKS[metric.hook].function(RuleContext(self, {}), samples,
@@ -316,7 +395,7 @@ class RuleContext:
             return []
 
     def scopes(self, iteration: str) -> list[dict]:
-        return self._evaluation.scopes(iteration)
+        return self._evaluation.scopes(iteration, everywhere=True)
 
     def document_paths(self, names, *, complete: bool = False) -> set[str]:
         return self._evaluation.document_paths(names, complete=complete)

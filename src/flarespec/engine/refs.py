@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from flarespec.engine.paths import (
     CompiledJsonPath,
     PathSyntaxError,
     PointerTemplate,
+    Template,
     compile_pointer,
 )
 from flarespec.loaders.locations import next_step, relative_location  # noqa: F401 (re-exported)
@@ -182,3 +183,37 @@ def expected_ref(arg: Any, suffix: str) -> tuple[ArgRef, str] | None:
                 continue
         refs = single_refs(arg)
         return (refs[0], suffix) if len(refs) == 1 else None
+
+
+def refs_in(value: Any) -> Iterator[Ref]:
+    """Every reference a compiled value reads: a ``Ref`` itself, the references among a
+    pointer's placeholders, an argument's ``{ref}``, a condition's, a template's
+    (``{doc:$.x}`` placeholders), inside mappings and lists at any depth. The one walker
+    of a rule's, a condition's or an argument's references (spec lint's shape checks and
+    the engine's schedule read them through it)."""
+    pending = [value]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, Ref):
+            yield value
+            if value.pointer is not None:
+                yield from _placeholder_refs(value.pointer.placeholders)
+        elif isinstance(value, ArgRef):
+            pending.append(value.ref)
+        elif isinstance(value, Condition):
+            pending += [value.given, value.arg]
+        elif isinstance(value, ArgTemplate):
+            pending.append(value.template)
+        elif isinstance(value, (dict, list, tuple)):
+            pending += list(value.values() if isinstance(value, dict) else value)
+        elif isinstance(value, Template):
+            yield from _placeholder_refs(value.placeholders)
+
+
+def _placeholder_refs(placeholders) -> Iterator[Ref]:
+    for placeholder in placeholders:
+        if ":" in placeholder:
+            try:
+                yield compile_ref(placeholder)
+            except ValueError:  # not a reference after all: spec lint says so elsewhere
+                continue

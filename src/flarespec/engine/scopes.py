@@ -46,15 +46,34 @@ class Binding:
 class Scopes:
     """The iterations' bindings of one evaluation (a mixin of ``Evaluation``)."""
 
-    def scopes(self, name: str) -> list[dict]:
-        cached = self._scopes.get(name)
-        if cached is None:
-            iteration = self.spec.iterations[name]
-            parents = self.scopes(iteration.parent) if iteration.parent else [{}]
+    def scopes(self, name: str, *, everywhere: bool = False) -> list[dict]:
+        """The iteration's bindings: every one, or (while an element of the streamed
+        iteration is bound, engine/schedule.py, and unless ``everywhere``) those under
+        that element. Made once (per element, below the streamed iteration); a cache hit
+        replays what making them touched (engine/sink.py)."""
+        within = self._within
+        if within is not None and not everywhere and name in self._subtree:
+            if name == self._schedule.stream:
+                return [within]
+            cache, groups = self._within_scopes, self._within_groups
+        else:
+            cache, groups = self._scopes, self._scope_groups
+        cached = cache.get(name)
+        if cached is not None:
+            if groups.get(name):
+                self._sink.touch(groups[name])
+            return cached
+        iteration = self.spec.iterations[name]
+        recording = self._sink.recording()
+        try:
+            parents = self.scopes(iteration.parent, everywhere=everywhere) \
+                if iteration.parent else [{}]
             cached = []
             for parent in parents:
                 cached.extend(self._children(iteration, parent))
-            self._scopes[name] = cached
+        finally:
+            groups[name] = self._sink.recorded(recording)
+        cache[name] = cached
         return cached
 
     def _rule_scopes(self, name: str) -> Iterable[dict]:
@@ -96,12 +115,19 @@ class Scopes:
         except Unresolvable as problem:
             self._incomplete.add(iteration.name)
             reported = (iteration.name, self._key(parent))
-            if reported not in self._unresolved:
-                self._unresolved.add(reported)
+            groups = self._unresolved.get(reported)
+            if groups is not None:  # reported once: where it was first needed
+                self._sink.touch(groups)
+                return None
+            group = self._sink.open_group()
+            try:
                 ref_text = self._shown_ref(iteration.over, parent)
                 self._violation(f"iteration.{iteration.name}.unresolved", "error",
                                 f"cannot iterate {iteration.name} over {ref_text}: {problem}",
                                 None, ref_text, scope=parent)
+            finally:
+                group = self._sink.close_group(group)
+            self._unresolved[reported] = (group,) if group else ()
             return None
 
     def _render_label(self, binding: Binding) -> str:
@@ -154,7 +180,14 @@ class Scopes:
         key = (iteration.name, *map(id, bindings))
         cached = self._siblings.get(key)
         if cached is None:
-            cached = self._siblings[key] = (bindings, self._children(iteration, parent))
+            recording = self._sink.recording()
+            try:
+                children = self._children(iteration, parent)
+            finally:
+                groups = self._sink.recorded(recording)
+            cached = self._siblings[key] = (bindings, children, groups)
+        elif cached[2]:
+            self._sink.touch(cached[2])
         return cached[1]
 
     @staticmethod
