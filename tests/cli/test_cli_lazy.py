@@ -81,3 +81,19 @@ def test_spec_help_lists_its_lazy_commands_without_importing_them():
     assert "flarespec.cli.spec_commands" in modules
     assert not modules & (SPEC_TOOLING - {"flarespec.cli.spec_commands"})
     assert not tooling_rooms(modules)
+
+
+# What a measure whose spec comes from the compiled-spec cache never needs: the YAML parser
+# and the spec's own schema, the token grammar of ${...} constants, the shape compiler, the
+# suggestions for a misspelt name.
+SPEC_COMPILING = {"yaml", "flarespec.spec.yamlparse", "flarespec.spec.metaschema",
+                  "flarespec.spec.tokens", "flarespec.spec.shapes", "difflib"}
+
+
+def test_measure_from_the_cache_imports_no_yaml_parser(packet_pair, tmp_path):
+    a, b = packet_pair
+    arguments = ("measure", "--packet", str(a), "--peer", str(b), "--output",
+                 str(tmp_path / "r.json"), "--quiet")
+    imported_by(*arguments)  # compiles and stores the bundled specs if the cache lacks them
+    modules = imported_by(*arguments)
+    assert "flarespec.spec.compile" in modules and not modules & SPEC_COMPILING

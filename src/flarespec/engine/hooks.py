@@ -14,7 +14,6 @@ file:line:column, not an internal error while a packet is validated.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import sys
 from dataclasses import dataclass
@@ -92,6 +91,8 @@ def argument_problems(hook: Hook, args, is_runtime_value) -> list[tuple[str | No
     declared = {name: type_name.rstrip("?") for name, type_name in hook.args.items()}
     for name in args:
         if name not in declared:
+            import difflib  # only for a wrong argument, found while compiling a spec
+
             close = difflib.get_close_matches(name, list(declared), n=1)
             problems.append((name, f"{hook.name} has no argument {name!r}"
                                    f"{f' (did you mean {close[0]!r}?)' if close else ''}; "

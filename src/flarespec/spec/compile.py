@@ -9,7 +9,7 @@ spec file, line and column of the offending key.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flarespec.engine.formula import FormulaError, compile_formula
 from flarespec.engine.hooks import HOOKS, argument_problems, discover
@@ -29,9 +29,11 @@ from flarespec.engine.refs import (
 from flarespec.loaders import KNOWN_LOADERS
 from flarespec.loaders.limits import MAX_DOCUMENT_CEILING_MIB, MAX_MIB_OPTION
 from flarespec.spec.errors import SpecInvalid, SpecIssue, did_you_mean
-from flarespec.spec.shapes import ShapeCompiler
 from flarespec.spec.resolve import ResolvedSpec
 from flarespec.spec.yamlmarks import plain
+
+if TYPE_CHECKING:  # built while compiling only (a cached spec holds its shapes)
+    from flarespec.spec.shapes import ShapeCompiler
 
 CONSTANTS = "constants"
 # loaders that never read their file whole (bytes is head-read and hashed as a stream)
@@ -374,6 +376,8 @@ class _Compiler:
         if len(entries) != 1:
             self.issue(f"exactly one document is the entry (entry: true); found {len(entries)}",
                        self.data, "documents", "spec.entry")
+        from flarespec.spec.shapes import ShapeCompiler  # not on a cache hit: see above
+
         shapes = ShapeCompiler(self.data.get("shapes", {}), self.issue)
         shapes.all_named()
         for name, source in self.document_specs.items():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
 from flarespec.spec.yamlmarks import Mark
@@ -42,5 +41,7 @@ class SpecInvalid(Exception):
 def did_you_mean(name, candidates) -> str:
     """`` (did you mean 'x'?)`` for the closest candidate, or nothing: a misspelt name is
     the commonest spec error, and the fix is one glance away."""
+    import difflib  # only for a wrong name: measure's cached spec never asks
+
     close = difflib.get_close_matches(str(name), [str(c) for c in candidates], n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""

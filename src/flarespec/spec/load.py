@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flarespec.spec.errors import SpecInvalid, SpecIssue
-from flarespec.spec.metaschema import shape_errors
 from flarespec.spec.yamlmarks import Mark, MarkedDict, SpecYamlError, load_marked, mark_at
 
 
@@ -48,6 +47,8 @@ def read_spec_file(path: str | Path) -> SpecFile:
     if not isinstance(data, dict):
         raise SpecInvalid([SpecIssue("a spec is a YAML mapping", Mark(str(path), 1, 1),
                                      "spec.shape")])
+    from flarespec.spec.metaschema import shape_errors  # only to read YAML: not on a cache hit
+
     issues = [SpecIssue(message, mark_at(data, where), "spec.shape")
               for where, message in shape_errors(data)]
     if issues:

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 
 from flarespec.spec.errors import SpecInvalid, SpecIssue
 from flarespec.spec.load import SpecFile, SpecLibrary
-from flarespec.spec.tokens import TokenError, lookup_constant, substitute
 from flarespec.spec.yamlmarks import MarkedDict, MarkedList, plain
 
 # the rule a ${...} that cannot be substituted breaks, by TokenError.code
@@ -349,6 +348,9 @@ def _substitute(value, constants: dict, issues: list, mark=None):
         return result
     if not isinstance(value, str) or "${" not in value:
         return value
+    # only while resolving YAML: a compiled spec from the cache needs no token grammar
+    from flarespec.spec.tokens import TokenError, lookup_constant, substitute
+
     try:
         return plain(substitute(value, lambda dotted: lookup_constant(constants, dotted)))
     except KeyError as missing:
