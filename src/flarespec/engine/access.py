@@ -148,7 +148,7 @@ class Accessor:
             return self.values
         root, select = split
         if ref.target == own:
-            plain = self._plain()
+            plain = self.own_selector(own)
             if plain is not None:
                 return lambda x: plain(x.cursor.value)
             return lambda x: select(x.cursor.value, x)
@@ -164,6 +164,15 @@ class Accessor:
                 found = x.held[key] = (root(x), index_fill({name: x[name] for name in names}))
             return walk(*found)
         return from_held_root
+
+    def own_selector(self, own: str) -> Callable[[Any], list] | None:
+        """``value -> the selected values`` when the reference reads the element of the
+        leaf iteration ``own`` by a selection that needs nothing else (unpinned, no
+        metadata: a JSONPath, or a pointer without placeholders): what ``element_values``
+        reads from the cursor's value, for a plan that reads that value itself; else None."""
+        if self.ref.target != own or self._pinned:
+            return None
+        return self._plain()
 
     def _selector(self) -> Callable[[Any, dict], list] | None:
         """``(value, scope) -> selected values`` for a JSONPath, or a pointer whose every
