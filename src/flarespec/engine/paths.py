@@ -153,11 +153,13 @@ class PointerTemplate:
                 text = segment.key.render(fill)
             elif single is not None:
                 filled = fill(single)
-                if type(filled) is int:
-                    text, number = str(filled), filled
+                if type(filled) is int:  # its text is made only if it names a member
+                    text, number = None, filled
                 else:
                     text = str(filled)
             if isinstance(value, dict):
+                if text is None:
+                    text = str(number)
                 if text not in value:
                     return []
                 value = value[text]

@@ -40,7 +40,16 @@ def compiled_pattern(pattern: str):
 JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 
 
+_EXACT_JSON_TYPES = {type(None): "null", bool: "boolean", int: "integer", float: "number",
+                     Decimal: "number", str: "string", list: "array", dict: "object"}
+
+
 def json_type(value: Any) -> str:
+    """A value's JSON type: by its exact type when it is one of them (what the tests below
+    give it), else by those tests (a subclass: the spec's marked containers)."""
+    exact = _EXACT_JSON_TYPES.get(type(value))
+    if exact is not None:
+        return exact
     if value is None:
         return "null"
     if isinstance(value, bool):
