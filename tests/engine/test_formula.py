@@ -433,3 +433,29 @@ def test_offending_values_are_json_text_cut_short_at_any_depth_or_size():
 
 def test_overflow_is_an_evaluation_error():
     assert "arithmetic overflow" in evaluation_error("n / 3", {"n": 10 ** 400})
+
+
+_RESOLVED = {"a": {"b": [1, 2]}, "events": [{"ids": [1, 2]}, {"ids": []}, {"ids": [3]}],
+             "m": {2: "int key"}, "list": [10, 20], "s": "text", "n": None}
+
+
+@pytest.mark.parametrize("path", ["$", "a", "a.b", "a.b.0", "a.b.*", "events.*.ids",
+                                  "events.*.ids.*", "m.2", "list.1", "list.5", "a.c", "s.x",
+                                  "n.x", "s.*", "events.*.missing", "events.*.ids.*.x",
+                                  "a.b.*.c", "list.*"])
+def test_the_values_walk_is_the_worded_walk(path):
+    """A field's values are walked without spelling the places walked; whatever that walk
+    does not take (an index, an integer key, a failure) is the worded walk's, so the value
+    or the error is the worded walk's own."""
+    from flarespec.engine.formula import FieldPath, _resolve, _resolve_worded
+
+    field = FieldPath(path, () if path == "$" else tuple(path.split(".")))
+    try:
+        expected = ("value", _resolve_worded(_RESOLVED, field))
+    except EvaluationError as error:
+        expected = ("error", str(error))
+    try:
+        found = ("value", _resolve(_RESOLVED, field))
+    except EvaluationError as error:
+        found = ("error", str(error))
+    assert found == expected

@@ -842,3 +842,21 @@ def test_accepts_empty_kinds_are_exactly_the_documented_ones():
     assert accepting == {"present", "absent", "count", "order_equals"}
 
 
+
+
+def test_json_type_by_exact_type_is_json_type_by_its_tests():
+    """json_type names an exact built-in's type from a table and anything else by its
+    tests: both say the same of a subclass (the spec's marked containers) as of the type."""
+    from decimal import Decimal
+
+    from flarespec.engine.values import json_type
+    from flarespec.spec.yamlmarks import MarkedDict
+
+    class Listed(list):
+        pass
+
+    cases = [(None, "null"), (True, "boolean"), (False, "boolean"), (0, "integer"),
+             (2 ** 80, "integer"), (1.5, "number"), (float("nan"), "number"),
+             (Decimal("1.5"), "number"), ("", "string"), ([], "array"), ({}, "object"),
+             (MarkedDict(), "object"), (Listed(), "array"), (b"x", "bytes")]
+    assert [(value, json_type(value)) for value, _ in cases] == cases

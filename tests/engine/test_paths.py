@@ -372,6 +372,29 @@ def test_pointer_find(pointer, bindings, expected):
             compile_pointer(pointer).find(DOC, fill_from(bindings))] == expected
 
 
+class _Marked(dict):
+    """A dict subclass, as the spec's constants are (marked containers)."""
+
+
+@pytest.mark.parametrize("pointer", ["/", "/n", "/counts/x.y", "/items/-1/sku", "/items/-4",
+                                     "/items/3/sku", "/items/one", "/items/\u0661", "/n/0",
+                                     "/counts/z", "/items/01/sku", "/items/0/sku/0",
+                                     "/marked/0", "/marked/k/-1"])
+def test_a_literal_pointer_reads_as_the_general_walk(pointer):
+    """The reader of a pointer of literal keys (``_literal_values``) selects what the one
+    walk selects, whatever the value holds there (a string is not indexed)."""
+    compiled = compile_pointer(pointer)
+    value = {**DOC, "marked": _Marked({"0": "zero", "k": [1, 2]})}
+    assert compiled.reader() == compiled._literal_values
+    assert compiled.reader()(value) == compiled._walk(value, None)
+    assert [m.value for m in compiled.find(value, None)] == compiled.reader()(value)
+
+
+def test_a_pointer_with_placeholders_is_read_by_the_general_walk():
+    compiled = compile_pointer("/items/{item@index}/sku")
+    assert compiled.reader() == compiled._walk
+
+
 def test_pointer_escapes():
     value = {"a/b": {"c~d": 1}}
     [match] = compile_pointer("/a~1b/c~0d").find(value, fill_from({}))

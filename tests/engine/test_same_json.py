@@ -89,3 +89,29 @@ def test_same_as_sets_aside_exactly_the_listed_extras(value, other, keys, holds)
     assert KINDS["same_as"].holds(None, value, arg) is holds
     if _equal_but_allowed(value, other, keys):
         assert holds
+
+
+def _strictly_equal(left, right) -> bool:
+    """Type-strict equality written plainly (recursion: the values here are shallow)."""
+    if isinstance(left, dict):
+        return isinstance(right, dict) and left.keys() == right.keys() and \
+            all(_strictly_equal(left[key], right[key]) for key in left)
+    if isinstance(left, list):
+        return isinstance(right, list) and len(left) == len(right) and \
+            all(map(_strictly_equal, left, right))
+    return type(left) is type(right) and left == right
+
+
+@settings(max_examples=400)
+@given(left=VALUES, right=VALUES)
+def test_strict_equal_is_type_strict_deep_equality(left, right):
+    """strict_equal compares a container's scalars as it meets them and its containers
+    from a stack: the answer is the plain definition's, for unequal and equal values alike
+    (a value against its own copy, and against itself: a NaN is not equal to itself)."""
+    strict_equal = values_module.strict_equal
+    assert strict_equal(left, right) is _strictly_equal(left, right)
+    copied = json.loads(json.dumps(left)) if _by_text(left, left) else left
+    assert strict_equal(left, copied) is _strictly_equal(left, copied)
+    assert strict_equal(left, left) is _strictly_equal(left, left)
+    assert strict_equal([left, {"k": [left]}], [copied, {"k": [copied]}]) is \
+        _strictly_equal([left, {"k": [left]}], [copied, {"k": [copied]}])

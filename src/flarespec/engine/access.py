@@ -21,7 +21,6 @@ plan's cursor, which has the same ``match``, ``index`` and ``file``).
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable
 
 from flarespec.engine.paths import Match
@@ -107,7 +106,7 @@ class Accessor:
         if self._jsonpath is not None:
             return self._jsonpath.values
         if not self._pointer.dynamic:
-            return functools.partial(self._pointer.values, fill=None)
+            return self._pointer.reader()  # its fill is never asked for
         return None
 
     def _split(self) -> tuple[Callable[[dict], Any], Callable[[Any, dict], list]] | None:
@@ -149,14 +148,14 @@ class Accessor:
             return self.values
         root, select = split
         if ref.target == own:
-            plain = self._plain()
+            plain = self.own_selector(own)
             if plain is not None:
                 return lambda x: plain(x.cursor.value)
             return lambda x: select(x.cursor.value, x)
         # a pointer filled from the element (by_index) into what the parent fixes: the root
         # and the filler made once per parent (over the bindings it names: the cursor is
         # one of them, moved in place; never over the element, which holds them)
-        key, index_fill, walk = (self, "root"), self._index_filler(), self._pointer.values
+        key, index_fill, walk = (self, "root"), self._index_filler(), self._pointer.reader()
         names = tuple(names)
 
         def from_held_root(x) -> list:  # e.g. a document's /events/{own@index}
@@ -166,6 +165,15 @@ class Accessor:
             return walk(*found)
         return from_held_root
 
+    def own_selector(self, own: str) -> Callable[[Any], list] | None:
+        """``value -> the selected values`` when the reference reads the element of the
+        leaf iteration ``own`` by a selection that needs nothing else (unpinned, no
+        metadata: a JSONPath, or a pointer without placeholders): what ``element_values``
+        reads from the cursor's value, for a plan that reads that value itself; else None."""
+        if self.ref.target != own or self._pinned:
+            return None
+        return self._plain()
+
     def _selector(self) -> Callable[[Any, dict], list] | None:
         """``(value, scope) -> selected values`` for a JSONPath, or a pointer whose every
         placeholder is a bound element's index (``{item@index}``: read straight from the
@@ -174,11 +182,12 @@ class Accessor:
             values = self._jsonpath.values
             return lambda value, scope: values(value)
         pointer = self._pointer
+        walk = pointer.reader()
         if not pointer.dynamic:
-            return lambda value, scope: pointer.values(value, None)
+            return lambda value, scope: walk(value)
         if self._bound is None:
             return None
-        index_fill, walk = self._index_filler(), pointer.values
+        index_fill = self._index_filler()
 
         def by_index(value, scope: dict) -> list:
             return walk(value, index_fill(scope))
@@ -201,7 +210,8 @@ class Accessor:
     def _general(self) -> Callable[[dict], list]:
         """``values`` of the other forms: through the root and the general filler."""
         evaluation, pinned, root = self._evaluation, self._pinned, self._root
-        metadata, jsonpath, pointer = self.metadata, self._jsonpath, self._pointer
+        metadata, jsonpath = self.metadata, self._jsonpath
+        walk = self._pointer.reader() if jsonpath is None and not metadata else None
 
         def general_values(scope: dict) -> list:
             if pinned:
@@ -211,7 +221,7 @@ class Accessor:
                 return [value]
             if jsonpath is not None:
                 return jsonpath.values(value)
-            return pointer.values(value, evaluation.filler(scope))
+            return walk(value, evaluation.filler(scope))
         return general_values
 
     def matches(self, scope: dict) -> tuple[list[Match], str | None]:

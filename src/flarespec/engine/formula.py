@@ -337,7 +337,30 @@ def _step(current: object, segment: str, walked: str, path: FieldPath) -> object
 
 def _resolve(root: object, path: FieldPath) -> object:
     """Follow path from root; a '*' fans out over a list and the results are flattened,
-    so a wildcard path yields the list of everything it reached."""
+    so a wildcard path yields the list of everything it reached. The values alone are
+    walked first (an object's member by its name, a list's items for '*'); any other step
+    (an index, a YAML integer key, a missing member: a failure) is left to the walk that
+    also spells the places walked, for its message (``_resolve_worded``), from the root."""
+    reached = [root]
+    for segment in path.segments:
+        following: list = []
+        if segment == "*":
+            for current in reached:
+                if not isinstance(current, _SEQUENCES):
+                    return _resolve_worded(root, path)
+                following.extend(current)
+        else:
+            for current in reached:
+                if not (isinstance(current, Mapping) and segment in current):
+                    return _resolve_worded(root, path)
+                following.append(current[segment])
+        reached = following
+    return reached if "*" in path.segments else reached[0]
+
+
+def _resolve_worded(root: object, path: FieldPath) -> object:
+    """``_resolve`` with the concrete path walked to each value, for the messages of
+    ``_step`` and of a '*' over what is not a list."""
     reached = [(root, "")]   # (value, concrete path walked so far, for messages)
     for segment in path.segments:
         following = []

@@ -104,6 +104,9 @@ class PointerTemplate:
     # True when some segment has a placeholder, i.e. ``fill`` is ever called
     dynamic: bool = field(init=False, compare=False, repr=False)
     _steps: tuple = field(init=False, compare=False, repr=False)
+    # for a pointer of literal keys alone (no placeholder, no filter): (text, index or None)
+    # per segment, walked by ``values`` without the general step's dispatch; else None
+    _fixed: tuple | None = field(init=False, compare=False, repr=False)
 
     @property
     def placeholders(self) -> tuple[str, ...]:
@@ -121,6 +124,10 @@ class PointerTemplate:
         # filter segment or a key mixing text and placeholders
         object.__setattr__(self, "_steps", tuple(_key_step(segment) or (None, None, None, segment)
                                                  for segment in self.segments))
+        literal = all(single is None and segment is None
+                      for _, _, single, segment in self._steps)
+        object.__setattr__(self, "_fixed", tuple((text, number) for text, number, _, _
+                                                 in self._steps) if literal else None)
 
     def find(self, value: Any, fill: Callable[[str], Any] | None, base: "str | Match" = "$"
              ) -> list[Match]:
@@ -146,11 +153,13 @@ class PointerTemplate:
                 text = segment.key.render(fill)
             elif single is not None:
                 filled = fill(single)
-                if type(filled) is int:
-                    text, number = str(filled), filled
+                if type(filled) is int:  # its text is made only if it names a member
+                    text, number = None, filled
                 else:
                     text = str(filled)
             if isinstance(value, dict):
+                if text is None:
+                    text = str(number)
                 if text not in value:
                     return []
                 value = value[text]
@@ -174,6 +183,28 @@ class PointerTemplate:
     # ``values(value, fill)``: the value the pointer names, as a list of one, or []; no
     # match is built (the walk itself, called without keys)
     values = _walk
+
+    def reader(self) -> Callable[[Any, Any], list]:
+        """``values`` as fast as this pointer allows, chosen once by its compiled reader
+        (an accessor's): ``_walk`` itself, or for a pointer of literal keys alone
+        (``/json/choices/0/text``) ``_literal_values``."""
+        return self._walk if self._fixed is None else self._literal_values
+
+    def _literal_values(self, value: Any, fill=None) -> list:
+        """``values`` of a pointer of literal keys: each step as ``_walk`` takes a literal
+        one (an object's member by its text; a list's element by the index the text reads
+        as, when in range), without asking what kind of step it is."""
+        for text, number in self._fixed:
+            if isinstance(value, dict):
+                if text not in value:
+                    return []
+                value = value[text]
+            elif isinstance(value, list) and number is not None and \
+                    -len(value) <= number < len(value):
+                value = value[number]
+            else:
+                return []
+        return [value]
 
 
 def _key_step(segment: Segment) -> tuple | None:

@@ -147,6 +147,14 @@ def _rule_plan(rule, refs) -> Plan:
     empty_passes = rule.optional and not rule.kind.accepts_empty
     needs_some = not rule.kind.accepts_empty
     verdict, arg = _verdict(rule.kind, rule.arg, refs)
+    own = refs.own_selector(rule.given) if verdict is not None and when is None else None
+    if own is not None:
+        def passes_own(x) -> bool:  # passes_static, reading the element's value here
+            found = own(x.cursor.value)
+            if not found and needs_some:
+                return empty_passes
+            return verdict(found)
+        return passes_own
     if verdict is not None and when is None:
         def passes_static(x) -> bool:  # a static argument: its verdict bound once
             found = given(x)
@@ -241,6 +249,16 @@ def _ref_argument(arg: ArgRef, refs) -> Callable[[Any], Any]:
     if arg.all:
         return get
     has_default, default = arg.has_default, arg.default
+    own = refs.own_selector(arg.ref)
+    if own is not None:
+        def single_own(x):  # single, reading the element's own value from the cursor here
+            found = own(x.cursor.value)
+            if len(found) == 1:
+                return found[0]
+            if not found and has_default:
+                return default
+            raise ArgumentNotSingle(arg.ref.source)
+        return single_own
 
     def single(x):
         found = get(x)
@@ -272,6 +290,11 @@ class _ScopeRefs:
 
     def getter(self, ref: Ref) -> Getter:
         return self._evaluation.accessor(ref).values
+
+    def own_selector(self, ref: Ref) -> Callable[[Any], list] | None:
+        """``value -> values`` of a reference that reads only the element's own value (an
+        element plan's), else None."""
+        return None
 
 
 class _ElementRefs(_ScopeRefs):
@@ -308,3 +331,7 @@ class _ElementRefs(_ScopeRefs):
                     (name if meta else name.split(".")[0]) not in self._bound:
                 raise Ineligible(f"{{{placeholder}}} needs more than a bound index or member")
         return self._evaluation.accessor(ref).element_values(self._name)
+
+    def own_selector(self, ref: Ref) -> Callable[[Any], list] | None:
+        self.getter(ref)  # Ineligible as the getter is
+        return self._evaluation.accessor(ref).own_selector(self._name)

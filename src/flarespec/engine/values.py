@@ -40,7 +40,16 @@ def compiled_pattern(pattern: str):
 JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 
 
+_EXACT_JSON_TYPES = {type(None): "null", bool: "boolean", int: "integer", float: "number",
+                     Decimal: "number", str: "string", list: "array", dict: "object"}
+
+
 def json_type(value: Any) -> str:
+    """A value's JSON type: by its exact type when it is one of them (what the tests below
+    give it), else by those tests (a subclass: the spec's marked containers)."""
+    exact = _EXACT_JSON_TYPES.get(type(value))
+    if exact is not None:
+        return exact
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -139,23 +148,29 @@ def same_pickle(left: Any, right: Any, *, finite: bool = False) -> bool:
 
 
 def strict_equal(left: Any, right: Any) -> bool:
-    """Type-strict deep equality: True != 1, 1 != 1.0, key order irrelevant."""
+    """Type-strict deep equality: True != 1, 1 != 1.0, key order irrelevant. A container's
+    scalar members are compared as they are met, its containers kept on a stack (never
+    recursion); JSON scalars compare without raising, so the order decides nothing."""
     if not isinstance(left, (dict, list)):  # the common case: two scalars, no stack
         return type(left) is type(right) and left == right
-    pending = [(left, right)]
-    while pending:
-        left, right = pending.pop()
+    pending = []
+    while True:
         if isinstance(left, dict):
             if not isinstance(right, dict) or left.keys() != right.keys():
                 return False
-            pending.extend((left[key], right[key]) for key in left)
-        elif isinstance(left, list):
+            pairs = zip(left.values(), map(right.__getitem__, left))
+        else:
             if not isinstance(right, list) or len(left) != len(right):
                 return False
-            pending.extend(zip(left, right))
-        elif type(left) is not type(right) or left != right:
-            return False
-    return True
+            pairs = zip(left, right)
+        for mine, theirs in pairs:
+            if isinstance(mine, (dict, list)):
+                pending.append((mine, theirs))
+            elif type(mine) is not type(theirs) or mine != theirs:
+                return False
+        if not pending:
+            return True
+        left, right = pending.pop()
 
 
 def differences(left: Any, right: Any, location: str = "$") -> Iterator[tuple[str, str, Any, Any]]:
