@@ -37,6 +37,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from run import source_env
+
 HERE = Path(__file__).resolve().parent
 SPEC_ID = "flare/bce032c0"
 CHAIN_SHARE = 0.6
@@ -268,9 +270,7 @@ def main() -> None:
         return child(*options.child)
     if options.timed_child:
         return timed_child(*options.timed_child)
-    env = {**os.environ, "FLARESPEC_JOBS": "1"}
-    if options.src:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(options.src), env.get("PYTHONPATH")]))
+    env = source_env(options.src, FLARESPEC_JOBS="1")  # with bytecode, as installed
     with tempfile.TemporaryDirectory(prefix="flarespec-profile-") as scratch:
         pair = options.pair
         if pair is None:

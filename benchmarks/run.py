@@ -166,10 +166,20 @@ def runs_in_all(sizes: list[Size], runs: int, baseline_src: Path | None) -> int:
     return len(sizes) * runs * commands
 
 
+# Where the children's bytecode goes: an installed flarespec has its bytecode, so a child
+# that compiled every source file per run (PYTHONDONTWRITEBYTECODE, an unwritable tree)
+# would time the compiler (about 75 ms a command). Outside the tree: nothing is written
+# into it, and a source tree's bytecode is keyed by its own path.
+BYTECODE = Path(tempfile.gettempdir()) / "flarespec-bench-bytecode"
+
+
 def source_env(src: Path | None, **variables: str) -> dict:
     """The environment of a child: flarespec imported from ``src`` (a source tree's ``src``
-    directory, e.g. a worktree of a baseline commit: see receipts_identity.py) when given."""
+    directory, e.g. a worktree of a baseline commit: see receipts_identity.py) when given,
+    with its bytecode kept (``BYTECODE``) as an installed package's is."""
     env = {**os.environ, **variables}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.setdefault("PYTHONPYCACHEPREFIX", str(BYTECODE))
     if src is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
     return env
