@@ -270,8 +270,8 @@ def main() -> None:
         return child(*options.child)
     if options.timed_child:
         return timed_child(*options.timed_child)
-    env = source_env(options.src, FLARESPEC_JOBS="1")  # with bytecode, as installed
     with tempfile.TemporaryDirectory(prefix="flarespec-profile-") as scratch:
+        env = source_env(options.src, Path(scratch), FLARESPEC_JOBS="1")  # bytecode kept
         pair = options.pair
         if pair is None:
             pair = Path(scratch) / "pair"

@@ -26,7 +26,7 @@ not pass stops the run with exit 2 and its receipt's first violations: a rejecti
 the validation this benchmark measures. Wall time, CPU time (user + system) and peak RSS come from
 ``os.wait4`` on each child (peak RSS is the largest single process, CPU includes any
 worker the command forks). One untimed ``measure`` per code comes first (a warm
-compiled-spec cache for every timed run). The table gives medians, each command's ratios
+compiled-spec cache and the code's bytecode for every timed run: ``source_env``). The table gives medians, each command's ratios
 to the floors, how wall time and CPU grow from one size to the next (and how the ratio
 drifts), and issue 9's and issue 15's targets with the measured figure; the JSON result
 goes to ``--out``.
@@ -166,20 +166,17 @@ def runs_in_all(sizes: list[Size], runs: int, baseline_src: Path | None) -> int:
     return len(sizes) * runs * commands
 
 
-# Where the children's bytecode goes: an installed flarespec has its bytecode, so a child
-# that compiled every source file per run (PYTHONDONTWRITEBYTECODE, an unwritable tree)
-# would time the compiler (about 75 ms a command). Outside the tree: nothing is written
-# into it, and a source tree's bytecode is keyed by its own path.
-BYTECODE = Path(tempfile.gettempdir()) / "flarespec-bench-bytecode"
-
-
-def source_env(src: Path | None, **variables: str) -> dict:
+def source_env(src: Path | None, scratch: Path, **variables: str) -> dict:
     """The environment of a child: flarespec imported from ``src`` (a source tree's ``src``
     directory, e.g. a worktree of a baseline commit: see receipts_identity.py) when given,
-    with its bytecode kept (``BYTECODE``) as an installed package's is."""
+    with its bytecode kept as an installed package's is. A child that compiled every source
+    file per run (``PYTHONDONTWRITEBYTECODE``, an unwritable tree) would time the compiler
+    (about 75 ms a command), so the bytecode goes to the run's ``scratch`` directory (the
+    first, untimed round writes it; nothing is written into the tree, and a source tree's
+    bytecode is keyed by its own path)."""
     env = {**os.environ, **variables}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env.setdefault("PYTHONPYCACHEPREFIX", str(BYTECODE))
+    env.setdefault("PYTHONPYCACHEPREFIX", str(scratch / "bytecode"))
     if src is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
     return env
@@ -192,7 +189,7 @@ def write_sizes(scratch: Path, sizes: list[Size], full_prompts: bool,
     never imports flarespec) or it would be every child's peak."""
     order = {"full_prompts": full_prompts, "sizes": [asdict(size) for size in sizes]}
     written = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--write",
-                              str(scratch), json.dumps(order)], env=source_env(src))
+                              str(scratch), json.dumps(order)], env=source_env(src, scratch))
     if written.returncode:
         sys.exit(2)  # the child said why on stderr
 
@@ -226,7 +223,7 @@ def command_lines(scratch: Path, size: Size, src: Path | None = None,
         return [*flarespec, "measure", "--packet", str(baseline), "--peer", str(candidate),
                 "--output", str(scratch / f"receipt-{tag}-{size.name}.json"), "--quiet"]
 
-    default, one = source_env(src), source_env(src, FLARESPEC_JOBS="1")
+    default, one = source_env(src, scratch), source_env(src, scratch, FLARESPEC_JOBS="1")
     lines = {
         "floor": ([*floor, "--floor", *roots], default),
         "floor_2p": ([*floor, "--floor-2p", *roots], default),
@@ -237,9 +234,9 @@ def command_lines(scratch: Path, size: Size, src: Path | None = None,
                            str(scratch / f"receipt-pair-{size.name}.json"), "--quiet"], default),
     }
     if baseline_src is not None:
-        lines["measure_base"] = (measure("measure-base"), source_env(baseline_src))
+        lines["measure_base"] = (measure("measure-base"), source_env(baseline_src, scratch))
         lines["measure_j1_base"] = (measure("measure-j1-base"),
-                                    source_env(baseline_src, FLARESPEC_JOBS="1"))
+                                    source_env(baseline_src, scratch, FLARESPEC_JOBS="1"))
     return lines
 
 

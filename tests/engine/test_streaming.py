@@ -200,3 +200,27 @@ def test_the_metric_read_element_by_element_is_the_same(tmp_path, toy_hooks):
 
 def test_evaluate_streams_by_default():
     assert Evaluation.__init__.__kwdefaults__["streaming"] is True
+
+
+def test_documents_read_again_are_released_again_beyond_a_few(tmp_path):
+    """A rule after the stream that reads every shelf file and the previous one's reads
+    each again; only the last few stay loaded, and the report is the rule-by-rule one."""
+    shelves = 40
+
+    def many_shelves(docs):
+        docs["index.json"]["shelves"] = [{"name": f"s{n}"} for n in range(shelves)]
+        for n in range(shelves):
+            docs[f"shelves/s{n}.json"] = {"items": [{"sku": "a", "colour": "red", "count": 1}],
+                                          "total": 1}
+        docs["stock.json"] = {"counts": {"a": 1}}
+    spec = case_spec(tmp_path, RULES)
+    entry = write_docs(tmp_path / "docs", many_shelves)
+    evaluation = Evaluation(spec, entry)
+    report = evaluation.run()
+    held = [key for key, loaded in evaluation._documents.items()
+            if key[0] == "shelf_file" and not loaded.released]
+    assert 0 < len(held) <= 16
+    one_by_one = Evaluation(spec, entry, streaming=False).run()
+    assert [v.as_dict() for v in report.violations + report.warnings] == \
+        [v.as_dict() for v in one_by_one.violations + one_by_one.warnings]
+    assert report.ok

@@ -21,6 +21,10 @@ from flarespec.loaders.limits import document_limit
 
 # loaders that do not read their file whole: it is hashed by a streamed read instead
 _NOT_READ_WHOLE = ("bytes", "directory")
+# released documents read again (for a rule after the stream) kept at once: a rule over
+# every element that also reads the previous one's reads each about twice in a row, so a
+# few suffice; the oldest is released again
+_RELOADED_KEPT = 16
 
 
 @dataclass
@@ -283,6 +287,11 @@ class Documents:
                 raise ValueError("its bytes differ from the ones validated first")
             loaded.value = LOADERS[document.loader](data, document.options)
             loaded.released = False
+            self._reloaded.append(loaded)
+            if len(self._reloaded) > _RELOADED_KEPT:
+                oldest = self._reloaded.popleft()
+                if not oldest.failed:
+                    oldest.value, oldest.released = None, True
         except (LoadError, OSError, ValueError) as problem:
             loaded.failed, loaded.released = True, False
             self._violation(f"{document.rule_prefix}.changed", "error",

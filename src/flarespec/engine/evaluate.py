@@ -14,6 +14,7 @@ for a violation the report keeps: passing paths and counted-only violations pay 
 from __future__ import annotations
 
 import math
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,7 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         self._within_groups: dict[str, tuple] = {}
         self._scope_groups: dict[str, tuple] = {}
         self._path_groups: dict[tuple, tuple] = {}
+        self._reloaded: deque = deque()  # released documents read again, oldest first
         self._load_all_position = (len(spec.rules),)
         self._samples: list | None = None  # the metric's, when read element by element
         self._samples_problem: Exception | None = None
