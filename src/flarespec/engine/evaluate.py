@@ -65,6 +65,7 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         self._within: dict | None = None  # the streamed element bound now, if any
         self._within_scopes: dict[str, list[dict]] = {}
         self._within_groups: dict[str, tuple] = {}
+        self._within_siblings: list[tuple] = []  # _siblings keys made under that element
         self._scope_groups: dict[str, tuple] = {}
         self._path_groups: dict[tuple, tuple] = {}
         self._reloaded: deque = deque()  # released documents read again, oldest first
@@ -169,8 +170,9 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
                 self._within = None
                 self._within_scopes.clear()
                 self._within_groups.clear()
-                for key in [key for key in self._siblings if key[0] in self._subtree]:
-                    del self._siblings[key]
+                for key in self._within_siblings:  # pinned elements under it: made anew
+                    self._siblings.pop(key, None)
+                self._within_siblings.clear()
         self._apply_rules(schedule.after)
         self._load_all_documents(done=schedule.documents)
 

@@ -186,6 +186,8 @@ class Scopes:
             finally:
                 groups = self._sink.recorded(recording)
             cached = self._siblings[key] = (bindings, children, groups)
+            if self._within is not None and iteration.name in self._subtree:
+                self._within_siblings.append(key)
         elif cached[2]:
             self._sink.touch(cached[2])
         return cached[1]
