@@ -1075,6 +1075,7 @@ def test_lines_are_looked_up_only_for_reported_failures(tmp_path, monkeypatch):
         asked.append((loader, location))
         return 42
     monkeypatch.setattr(module, "locate_line", locate)
+    monkeypatch.setattr(module, "locates_lines", lambda loader: True)  # json too, here
     report = run(tmp_path, change=lambda d: d["stock.json"]["counts"].update(c=4))
     assert sorted(asked) == [("json", "$.counts.c"), ("json", "$.items[0].count")]  # + origin
     assert [(v.rule, v.line) for v in report.violations] == [("toy.item.count", 42)]

@@ -159,3 +159,12 @@ def test_the_default_limit_keeps_its_wording():
         "(32 MiB)")
     assert limits.too_large("file").message == (
         "the file is larger; the limit for a parsed document is 33554432 bytes (32 MiB)")
+
+
+def test_locates_lines_says_which_loaders_locate_lines_at_all():
+    """The engine asks before it reads a released document again for a line number."""
+    sse = loaders.parse_sse(b"data: {}\n\n", data_json=True)
+    assert loaders.locates_lines("sse") and loaders.locate_line("sse", sse, "$.events[0]") == 1
+    assert loaders.locates_lines("prometheus")
+    assert not loaders.locates_lines("json")
+    assert loaders.locate_line("json", {"a": 1}, "$.a") is None

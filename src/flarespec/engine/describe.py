@@ -24,7 +24,7 @@ from flarespec.engine.refs import (
 )
 from flarespec.engine.report import Violation, shown
 from flarespec.engine.values import member_at, strict_equal
-from flarespec.loaders import locate_line
+from flarespec.loaders import locate_line, locates_lines
 from flarespec.loaders.locations import location_keys
 
 
@@ -106,7 +106,7 @@ class Describing:
         if not file or not location:  # locate_line places what it can (a ref's `[*]` too)
             return None
         loaded = self._by_path.get(file)
-        if loaded is None or loaded.loader is None:
+        if loaded is None or loaded.loader is None or not locates_lines(loaded.loader):
             return None
         try:
             if loaded.released:  # its element's rules are done: read again (documents.py)

@@ -145,6 +145,22 @@ def shorten(value: Any, limit: int = SHORTEN_AT) -> Any:
     return value
 
 
+def under_cap(kept: dict, rule_id: str, severity: str) -> bool:
+    """Whether ``kept`` ((rule id, is error) -> violations kept) has room for one more of
+    this rule and severity (MAX_KEPT_PER_RULE)."""
+    return kept.get((rule_id, severity == "error"), 0) < MAX_KEPT_PER_RULE
+
+
+def counted_in(kept: dict, violation: "Violation") -> bool:
+    """Count the violation into ``kept`` when there is room; False when its rule is full."""
+    key = (violation.rule, violation.severity == "error")
+    count = kept.get(key, 0)
+    if count >= MAX_KEPT_PER_RULE:
+        return False
+    kept[key] = count + 1
+    return True
+
+
 @dataclass(frozen=True)
 class Violation:
     """One broken rule at one place. `severity` "error" rejects; "warning" only reports."""
@@ -204,18 +220,15 @@ class Report:
     def accepts(self, rule_id: str, severity: str) -> bool:
         """Whether a violation of this rule and severity would still be kept. When False, a
         caller may skip building the violation (its message) and call ``suppress`` instead."""
-        return self._kept.get((rule_id, severity == "error"), 0) < MAX_KEPT_PER_RULE
+        return under_cap(self._kept, rule_id, severity)
 
     def add(self, violation: Violation) -> None:
         """Keep the violation, or only count it in ``suppressed`` once its rule already has
         MAX_KEPT_PER_RULE of that severity. Either way an error makes the report not ok."""
-        key = (violation.rule, violation.severity == "error")
-        kept = self._kept.get(key, 0)
-        if kept >= MAX_KEPT_PER_RULE:
+        if not counted_in(self._kept, violation):
             self.suppress(violation.rule, violation.severity)
             return
-        self._kept[key] = kept + 1
-        (self.violations if key[1] else self.warnings).append(violation)
+        (self.violations if violation.severity == "error" else self.warnings).append(violation)
 
     def suppress(self, rule_id: str, severity: str, count: int = 1) -> None:
         """Count ``count`` violations of a rule that were not kept (nor built)."""

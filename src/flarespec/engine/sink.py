@@ -36,7 +36,7 @@ report.
 
 from __future__ import annotations
 
-from flarespec.engine.report import MAX_KEPT_PER_RULE, Report, Violation
+from flarespec.engine.report import Report, Violation, counted_in, under_cap
 
 
 class _Segment:
@@ -104,19 +104,16 @@ class Sink:
     def accepts(self, rule_id: str, severity: str) -> bool:
         if not self.buffered:
             return self.report.accepts(rule_id, severity)
-        return self._target().kept.get((rule_id, severity == "error"), 0) < MAX_KEPT_PER_RULE
+        return under_cap(self._target().kept, rule_id, severity)
 
     def add(self, violation: Violation) -> None:
         if not self.buffered:
             self.report.add(violation)
             return
         target = self._target()
-        key = (violation.rule, violation.severity == "error")
-        kept = target.kept.get(key, 0)
-        if kept >= MAX_KEPT_PER_RULE:
+        if not counted_in(target.kept, violation):
             self.suppress(violation.rule, violation.severity)
             return
-        target.kept[key] = kept + 1
         target.items.append(violation)
 
     def suppress(self, rule_id: str, severity: str, count: int = 1) -> None:

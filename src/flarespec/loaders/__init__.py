@@ -17,7 +17,7 @@ from ._text import load_text
 from .errors import LoadError
 from .files import FileStore
 from .limits import MAX_DOCUMENT_BYTES, MAX_SAMPLES, MAX_SSE_EVENTS, document_limit
-from .locate import locate_line
+from .locate import locate_line, locates_lines
 from .prometheus import parse_prometheus
 from .sse import parse_sse
 from .strict_json import load_json, load_json_text
@@ -54,5 +54,5 @@ def load_bytes_head(store: FileStore, rel: str, head_bytes: int) -> dict:
 __all__ = [
     "FileStore", "KNOWN_LOADERS", "LOADERS", "LoadError", "MAX_DOCUMENT_BYTES", "MAX_SAMPLES",
     "MAX_SSE_EVENTS", "get_loader", "load_bytes_head", "load_json", "load_json_text", "locate_line",
-    "parse_prometheus", "parse_sse",
+    "locates_lines", "parse_prometheus", "parse_sse",
 ]

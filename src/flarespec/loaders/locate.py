@@ -18,6 +18,11 @@ _TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*:(?=\$)")
 _FIRST = 0  # a wildcard step stands for the first element: the first line it matched
 
 
+def locates_lines(loader_name: str) -> bool:
+    """Whether ``locate_line`` can ever tell a line of this loader's output."""
+    return loader_name in _LOCATORS
+
+
 def locate_line(loader_name: str, value, location: str) -> int | None:
     """The 1-based line of the file that the place ``location`` (a JSONPath into ``value``,
     the output of loader ``loader_name``, or a reference's text ``target:$...``) came from,
