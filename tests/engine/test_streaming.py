@@ -11,7 +11,9 @@ import json
 import textwrap
 
 import pytest
-from test_evaluate import DOCS, case_spec, write_docs
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_evaluate import DOCS, TOY_HEADER, case_spec, write_docs
 from test_hooks_registry import toy_hooks  # noqa: F401 (a fixture)
 
 from flarespec.engine.evaluate import Evaluation
@@ -224,3 +226,128 @@ def test_documents_read_again_are_released_again_beyond_a_few(tmp_path):
     assert [v.as_dict() for v in report.violations + report.warnings] == \
         [v.as_dict() for v in one_by_one.violations + one_by_one.warnings]
     assert report.ok
+
+
+# ------------------------------------------------------------------ a property: any order
+
+POOL = {
+    "index": """
+  - id: toy.index.schema
+    description: The index names its schema.
+    given: "index:$.schema"
+    assert: {equals: toy-inventory-v1}""",
+    "colour": """
+  - id: toy.item.colour
+    description: Every item has a known colour.
+    for_each: item
+    given: "item:$.colour"
+    assert: {one_of: [red, green, blue]}""",
+    "count": """
+  - id: toy.item.count
+    description: Stock counts agree with the shelf.
+    for_each: item
+    given: "stock:/counts/{item.sku}"
+    assert: {equals: {ref: "shelf_file:/items/{item@index}/count"}}""",
+    "when-stock": """
+  - id: toy.shelf.when-stock
+    description: Where the stock lists b, the shelf total is at most 9 (reads stock only sometimes).
+    for_each: shelf
+    when: {given: "shelf:$.name", equals: s1}
+    given: "stock:$.counts.b"
+    assert: {range: {max: 9}}""",
+    "total": """
+  - id: toy.shelf.total
+    description: The shelf total adds up.
+    for_each: shelf
+    given: "shelf_file:$"
+    assert: {formula: "sum(items.*.count) == total"}""",
+    "previous": """
+  - id: toy.shelf.previous
+    description: A shelf's total equals the previous shelf's.
+    for_each: shelf
+    severity: warning
+    given: "shelf_file:$.total"
+    assert: {equals: {ref: "shelf_file:$.total", at: {shelf: previous}}}""",
+    "stock": """
+  - id: toy.stock.known
+    description: The stock lists a count for a.
+    given: "stock:$.counts.a"
+    assert: {type: integer}""",
+    "first-shelf": """
+  - id: toy.shelf.first
+    description: The first shelf's first item counts as many as the stock says (a rule of no shelf).
+    given: "stock:$.counts.a"
+    assert: {equals: {ref: "shelf_file:$.items[0].count", at: {shelf: 0}}}""",
+}
+BREAKS = {
+    "stock missing": lambda d: d.__setitem__("stock.json", None),
+    "stock not json": lambda d: d.__setitem__("stock.json", b"{"),
+    "stock counts a list": lambda d: d["stock.json"].__setitem__("counts", [1]),
+    "s0 missing": lambda d: d.__setitem__("shelves/s0.json", None),
+    "s1 not json": lambda d: d.__setitem__("shelves/s1.json", b"[1,"),
+    "s1 item shape": lambda d: d["shelves/s1.json"]["items"].append({"sku": 2}),
+    "s0 total": lambda d: d["shelves/s0.json"].__setitem__("total", 5),
+    "s1 colour": lambda d: d["shelves/s1.json"]["items"][0].__setitem__("colour", "mauve"),
+    "shelves unreadable": lambda d: d["index.json"].__setitem__("shelves", {"a": 1}),
+    "stock b large": lambda d: d["stock.json"]["counts"].__setitem__("b", 12),
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(rules=st.lists(st.sampled_from(sorted(POOL)), min_size=1, max_size=len(POOL),
+                      unique=True),
+       breaks=st.lists(st.sampled_from(sorted(BREAKS)), max_size=3, unique=True))
+def test_any_rule_order_and_breakage_gives_the_rule_by_rule_report(tmp_path_factory, rules,
+                                                                   breaks):
+    """Whatever rules, in whatever order, over whatever broken documents: the scheduled
+    run's report is the rule-by-rule run's, violation for violation."""
+    tmp_path = tmp_path_factory.mktemp("any-order")
+    text = "rules:" + "".join(POOL[name] for name in rules) + "\n"
+
+    def change(docs):
+        for name in breaks:
+            try:
+                BREAKS[name](docs)
+            except (TypeError, KeyError, AttributeError, IndexError):
+                pass  # an earlier break took what this one changes
+    spec = case_spec(tmp_path, text)
+    streamed, one_by_one = both(tmp_path, spec, change)
+    assert streamed == one_by_one
+
+
+def test_a_cached_iteration_replays_what_making_it_touched(tmp_path):
+    """An iteration's bindings are made once. When a rule earlier in rule order but run
+    after the stream asks for them again, the load problem met while making them moves to
+    that rule, as if it had loaded the document: here toy.sku.after (rule 0, run last, it
+    reads shelf 0's file) iterates the stock's skus that toy.sku.known (rule 2, run first)
+    made, and the stock's load violation comes before toy.shelf.total's (rule 1)."""
+    header = TOY_HEADER.replace('''  item: {over: "shelf_file:$.items[*]", parent: shelf}''', '''  item: {over: "shelf_file:$.items[*]", parent: shelf}
+  sku: {over: "stock:$.counts.*"}
+  sku_value: {over: "sku:$", parent: sku}''')  # a child: sku's bindings are kept
+    spec = case_spec(tmp_path, """
+        rules:
+          - id: toy.sku.after
+            description: Each stock count is at least shelf 0's first count.
+            for_each: sku
+            given: "sku:$"
+            assert: {range: {min: {ref: "shelf_file:$.items[0].count", at: {shelf: 0}}}}
+          - id: toy.shelf.total
+            description: The shelf total adds up.
+            for_each: shelf
+            given: "shelf_file:$"
+            assert: {formula: "sum(items.*.count) == total"}
+          - id: toy.sku.known
+            description: Each stock count is an integer.
+            for_each: sku
+            given: "sku:$"
+            assert: {type: integer}
+        """, header=header)
+    plan = schedule(spec)
+    assert (plan.before, plan.streamed, plan.after) == ((2,), (1,), (0,))
+
+    def change(docs):
+        docs["stock.json"] = b"{"
+        docs["shelves/s0.json"]["total"] = 5
+    streamed, one_by_one = both(tmp_path, spec, change)
+    assert streamed == one_by_one
+    assert [v["rule"] for v in streamed[0]] == ["toy.stock.invalid-json", "toy.shelf.total"]
