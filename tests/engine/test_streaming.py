@@ -351,3 +351,22 @@ def test_a_cached_iteration_replays_what_making_it_touched(tmp_path):
     streamed, one_by_one = both(tmp_path, spec, change)
     assert streamed == one_by_one
     assert [v["rule"] for v in streamed[0]] == ["toy.stock.invalid-json", "toy.shelf.total"]
+
+
+def test_nested_recordings_pass_what_they_found_outwards():
+    """Recordings nest (an iteration's bindings made while its parent's are made): each
+    stops its own, by identity, and hands its groups to the one around it."""
+    from flarespec.engine.report import Report
+    from flarespec.engine.sink import Group, Sink
+
+    sink = Sink(Report("toy"))
+    sink.buffered = True
+    outer = sink.recording()
+    inner = sink.recording()
+    assert sink.recorded(inner) == ()  # while equal to outer (both empty): by identity
+    group = Group()
+    group.anchor = (0, 0)
+    sink.touch([group])  # after the inner one stopped: the outer one's
+    assert sink.recorded(outer) == (group,)
+    with pytest.raises(RuntimeError):
+        sink.recorded(outer)

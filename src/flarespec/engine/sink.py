@@ -162,7 +162,10 @@ class Sink:
         return found
 
     def recorded(self, found: list[Group]) -> tuple[Group, ...]:
-        self._recorders.remove(found)
+        """Stop the innermost recording, ``found`` (recordings nest strictly: every caller
+        stops its own in a ``finally``), and pass what it found to the one around it."""
+        if not self._recorders or self._recorders.pop() is not found:
+            raise RuntimeError("recordings stopped out of order")  # an engine bug
         if self._recorders:
             self._recorders[-1].extend(found)
         return tuple(found)
