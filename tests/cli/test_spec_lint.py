@@ -260,6 +260,32 @@ def test_show_puts_id_and_title_first_and_marks_each_rule(tmp_path):
     assert shown["rule_status"]["packet.source"]["status"] == "inherited"
 
 
+def test_show_says_where_each_rule_runs(tmp_path):
+    """Where the engine runs each rule (engine/schedule.py): per request, before the
+    requests, or after them, which is where a rule reading another request's documents goes
+    (it re-reads them); a spec that does not compile is shown without it."""
+    path = write(tmp_path, HEAD + PINNED % "next" + textwrap.dedent("""\
+        rules:
+          - id: toy.after-previous
+            description: A request's first arrival is not before the previous request's.
+            for_each: request
+            given: "observation:$.events[0].arrival_ns"
+            assert: {range: {min: {ref: "observation:$.events[0].arrival_ns", at: {request: previous}}}}
+        """))
+    lines = invoke("spec", "show", path).output.splitlines()
+    assert lines[lines.index("- id: toy.after-previous") - 2] == "# runs after the request elements"
+    assert lines[lines.index("- id: observation.events.match-sse") - 2] == "# runs per request"
+    assert lines[lines.index("- id: packet.schema") - 2] == "# runs before the request elements"
+    runs = json.loads(invoke("spec", "show", path, "--format", "json").output)["rule_runs"]
+    assert runs["toy.after-previous"] == runs["packet.files.digest"] == "after the request elements"
+    broken = write(tmp_path, HEAD + PINNED % "next" + "rules:\n  - id: toy.broken\n"
+                   "    description: Reads a document that does not exist.\n"
+                   "    given: \"nowhere:$.x\"\n    assert: {present: true}\n", "broken.yaml")
+    shown = invoke("spec", "show", broken)
+    assert shown.exit_code == 0 and "# runs " not in shown.output
+    assert "rule_runs" not in json.loads(invoke("spec", "show", broken, "--format", "json").output)
+
+
 def test_a_dropped_document_is_reported_once_per_reading_place_naming_the_drop(tmp_path):
     path = write(tmp_path, HEAD + PINNED % "next" + "drop_documents: [corpus]\n")
     [result] = lint([str(path)])

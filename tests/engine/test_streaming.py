@@ -18,7 +18,7 @@ from test_hooks_registry import toy_hooks  # noqa: F401 (a fixture)
 
 from flarespec.engine.evaluate import Evaluation
 from flarespec.engine.report import MAX_KEPT_PER_RULE
-from flarespec.engine.schedule import schedule
+from flarespec.engine.schedule import placements, schedule
 
 RULES = """
 rules:
@@ -94,6 +94,7 @@ iterations:
             assert: {type: string}
         """, header=header)
     assert schedule(spec) is None
+    assert placements(spec) == {"toy.shelf.name": "in order"}
 
 
 def test_each_elements_documents_are_released_before_the_next_element(tmp_path, monkeypatch):

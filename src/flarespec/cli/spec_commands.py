@@ -111,15 +111,26 @@ def list_specs():
 @click.argument("spec_ref", metavar="SPEC")
 @click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
               show_default=True,
-              help="yaml: each rule preceded by a comment saying whether SPEC inherited, "
-                   "overrode, added or renamed it; json: the same under rule_status.")
+              help="yaml: each rule preceded by comments saying where it runs and whether "
+                   "SPEC inherited, overrode, added or renamed it; json: the same under "
+                   "rule_runs and rule_status.")
 def show(spec_ref, fmt):
     """Print SPEC resolved: extends applied, constants substituted, id and title first,
-    each rule marked inherited / overridden / added / renamed (relative to its parent)."""
+    each rule marked inherited / overridden / added / renamed (relative to its parent) and,
+    when SPEC compiles, where it runs: per element of the iteration whose documents are
+    released element by element, before its elements, or after them (such a rule reads
+    released documents again: docs/spec-language.md, "How a spec is processed")."""
+    from flarespec.engine.schedule import placements
     from flarespec.review.show import render_json, render_yaml
+    from flarespec.spec.errors import SpecInvalid
+    from flarespec.spec.open import open_compiled
 
     resolved = _open(spec_ref)
-    click.echo(render_json(resolved) if fmt == "json" else render_yaml(resolved))
+    try:
+        runs = placements(open_compiled(spec_ref))
+    except SpecInvalid:  # shown as resolved; `spec lint` says what does not compile
+        runs = None
+    click.echo(render_json(resolved, runs) if fmt == "json" else render_yaml(resolved, runs))
 
 
 @spec.command("lint")

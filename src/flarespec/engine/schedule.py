@@ -83,6 +83,22 @@ def schedule(spec) -> Schedule | None:
             metric.for_each))
 
 
+def placements(spec) -> dict[str, str]:
+    """Rule id -> where it runs, in words for a spec author (``spec show``): ``per
+    <iteration>``, ``before the <iteration> elements``, ``after the <iteration> elements``
+    (it re-reads released documents), or ``in order`` when there is no schedule."""
+    plan = schedule(spec)
+    if plan is None:
+        return {rule.id: "in order" for rule in spec.rules}
+    words = {}
+    for numbers, text in ((plan.before, f"before the {plan.stream} elements"),
+                          (plan.streamed, f"per {plan.stream}"),
+                          (plan.after, f"after the {plan.stream} elements")):
+        for number in numbers:
+            words[spec.rules[number].id] = text
+    return words
+
+
 def _streamed_iteration(spec) -> str | None:
     """The iteration the most documents are per element of (the first of equals)."""
     counts: dict[str, int] = {}

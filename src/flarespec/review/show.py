@@ -2,7 +2,9 @@
 
 Id and title come first; each rule is marked with what the spec itself did to it relative to
 its parent (``rule_status``: inherited, overridden, added, renamed), so a child's effect on
-the contract is visible without opening the chain of files.
+the contract is visible without opening the chain of files, and, when the spec compiles,
+with where it runs (``rule_runs``, engine/schedule.py: per element of the streamed iteration,
+before or after its elements), so an author sees a rule that re-reads released documents.
 """
 
 from __future__ import annotations
@@ -33,19 +35,24 @@ def status_text(status: dict | None) -> str:
     return f"{word} {preposition} {status['spec']}"
 
 
-def render_json(resolved: ResolvedSpec) -> str:
+def render_json(resolved: ResolvedSpec, runs: dict[str, str] | None = None) -> str:
+    """``runs``: rule id -> where it runs (``schedule.placements``), when the spec compiles."""
     data = ordered(resolved)
     data["rule_status"] = {rule["id"]: resolved.rule_status.get(rule["id"], {})
                            for rule in data.get("rules", [])}
+    if runs is not None:
+        data["rule_runs"] = {rule["id"]: runs.get(rule["id"]) for rule in data.get("rules", [])}
     return json.dumps(data, indent=2)
 
 
-def render_yaml(resolved: ResolvedSpec) -> str:
+def render_yaml(resolved: ResolvedSpec, runs: dict[str, str] | None = None) -> str:
     data = ordered(resolved)
     rules = data.pop("rules", [])
     parts = [_dump(data).rstrip("\n"), "rules:"]
     for rule in rules:
         rule = {"id": rule["id"], **{k: v for k, v in rule.items() if k != "id"}}
+        if runs is not None and runs.get(rule["id"]):
+            parts.append(f"# runs {runs[rule['id']]}")
         parts.append(f"# {status_text(resolved.rule_status.get(rule['id']))}")
         parts.append(_dump([rule]).rstrip("\n"))
     return "\n".join(parts)
