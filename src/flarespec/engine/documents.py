@@ -225,16 +225,9 @@ class Documents:
         """Touch every document instance so that none escapes unchecked (those of the
         documents ``done`` were, element by element: ``load_element_documents``), then
         record every loaded file's digest, in document and instance order."""
-        positions = self._load_all_position
         for number, (name, document) in enumerate(self.spec.documents.items()):
-            if name in done:
-                continue
-            for ordinal, scope in enumerate(self._every_instance(document)):
-                self._sink.at(positions + (number, ordinal))
-                try:
-                    self.document(name, scope)
-                except Unavailable:
-                    continue
+            if name not in done:
+                self._touch_instances(number, name, self._every_instance(document), 0)
         for name, document in self.spec.documents.items():
             if document.loader == "directory":
                 continue
@@ -253,18 +246,22 @@ class Documents:
         """Touch every instance of the named documents under the streamed element now
         bound, filed where the final load would file it (``offsets``: the instances of
         each document under earlier elements)."""
-        positions = self._load_all_position
         for number, (name, document) in enumerate(self.spec.documents.items()):
-            if name not in names:
+            if name in names:
+                instances = self.scopes(document.each)
+                self._touch_instances(number, name, instances, offsets.get(name, 0))
+                offsets[name] = offsets.get(name, 0) + len(instances)
+
+    def _touch_instances(self, number: int, name: str, instances, first: int) -> None:
+        """Ask for each instance of the document (``number`` in spec order), filed at the
+        final load's position of that document and instance (engine/sink.py); instances
+        are counted from ``first``."""
+        for ordinal, scope in enumerate(instances, first):
+            self._sink.at(self._load_all_position + (number, ordinal))
+            try:
+                self.document(name, scope)
+            except Unavailable:
                 continue
-            instances = self.scopes(document.each)
-            for ordinal, scope in enumerate(instances, offsets.get(name, 0)):
-                self._sink.at(positions + (number, ordinal))
-                try:
-                    self.document(name, scope)
-                except Unavailable:
-                    continue
-            offsets[name] = offsets.get(name, 0) + len(instances)
 
     def release_element_documents(self, names) -> None:
         """Let go of the parsed values of the named documents under the streamed element

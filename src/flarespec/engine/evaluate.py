@@ -69,7 +69,10 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         self._scope_groups: dict[str, tuple] = {}
         self._path_groups: dict[tuple, tuple] = {}
         self._reloaded: deque = deque()  # released documents read again, oldest first
+        # where the sink files what follows the rules (engine/sink.py): the final load of
+        # each document instance, then the identities, then the metric
         self._load_all_position = (len(spec.rules),)
+        self._metric_position = (len(spec.rules) + 1,)
         self._samples: list | None = None  # the metric's, when read element by element
         self._samples_problem: Exception | None = None
         self._store: FileStore | None = None
@@ -127,10 +130,9 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
             self._run_scheduled(self._schedule)
         sink.at(self._load_all_position + (len(self.spec.documents),))
         self.report.identities = self._identities()
-        metric_position = (len(rules) + 1,)
-        sink.flush(before=metric_position)
+        sink.flush(before=self._metric_position)
         if self.report.ok and self.spec.metric is not None:
-            sink.at(metric_position)
+            sink.at(self._metric_position)
             self._compute_metric()
             sink.flush()
         sink.discard()  # what the metric's reading emitted when there is no metric
@@ -163,7 +165,7 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
                 self._apply_rules(schedule.streamed)
                 self.load_element_documents(schedule.documents, offsets)
                 if schedule.metric:
-                    self._sink.at((len(self.spec.rules) + 1,))
+                    self._sink.at(self._metric_position)
                     self._read_samples(self.scopes(self.spec.metric.for_each))
                 self.release_element_documents(schedule.documents)
             finally:
