@@ -104,7 +104,7 @@ class Accessor:
         if self.metadata:
             return None
         if self._jsonpath is not None:
-            return self._jsonpath.values
+            return self._jsonpath.reader()
         if not self._pointer.dynamic:
             return self._pointer.reader()  # its fill is never asked for
         return None
@@ -152,10 +152,23 @@ class Accessor:
             if plain is not None:
                 return lambda x: plain(x.cursor.value)
             return lambda x: select(x.cursor.value, x)
+        key = (self, "root")
+        split_at = self._pointer.split_at_index()
+        if split_at is not None and split_at[0] == own + "@index":
+            # a pointer of literal keys ending in the element's index (a document's
+            # /events/{own@index}): the keys walked once per parent, the index per element
+            _, prefix, step = split_at
+
+            def from_held_container(x) -> list:
+                found = x.held.get(key)
+                if found is None:
+                    found = x.held[key] = prefix(root(x))
+                return step(found[0], x.cursor.index) if found else []
+            return from_held_container
         # a pointer filled from the element (by_index) into what the parent fixes: the root
         # and the filler made once per parent (over the bindings it names: the cursor is
         # one of them, moved in place; never over the element, which holds them)
-        key, index_fill, walk = (self, "root"), self._index_filler(), self._pointer.reader()
+        index_fill, walk = self._index_filler(), self._pointer.reader()
         names = tuple(names)
 
         def from_held_root(x) -> list:  # e.g. a document's /events/{own@index}
@@ -173,6 +186,16 @@ class Accessor:
         if self.ref.target != own or self._pinned:
             return None
         return self._plain()
+
+    def own_steps(self, own: str) -> tuple | None:
+        """The fixed steps (engine/readers.py) by which the reference reads the element of
+        the leaf iteration ``own`` when ``own_selector`` is that fixed selection's reader
+        (a JSONPath of names and indices, a pointer of literal keys); else None."""
+        if self.ref.target != own or self._pinned or self.metadata:
+            return None
+        if self._jsonpath is not None:
+            return self._jsonpath.fixed_steps()
+        return self._pointer.fixed_steps()
 
     def _selector(self) -> Callable[[Any, dict], list] | None:
         """``(value, scope) -> selected values`` for a JSONPath, or a pointer whose every

@@ -229,13 +229,15 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         plan = self._planner.element_plan(rule)
         if plan is None:
             return False
+        loop = self._planner.element_loop(rule)
         iteration = self.spec.iterations[rule.for_each]
         for parent in self.scopes(iteration.parent) if iteration.parent else [{}]:
             values = self._elements(iteration, parent, self.values)
             if values is None or rule.requires and self._required_failed(rule, parent):
                 continue  # no elements, or all skipped: their cause is already reported
             element, matches = self._planner.element(parent, iteration.name), None
-            for index in element.unknown(plan, values):  # not known to pass: reported
+            unknown = element.unknown(plan, values) if loop is None else loop(element, values)
+            for index in unknown:  # not known to pass: reported
                 if matches is None:  # the elements' places, only once one is needed
                     matches, file = self.resolve(iteration.over, parent)
                 self._apply_once(rule, self._child(iteration, parent, index, matches[index],

@@ -34,8 +34,9 @@ from __future__ import annotations
 import math
 import re
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, Callable
 
+from flarespec.engine.readers import fixed_reader
 from flarespec.engine.values import is_number as _number, json_type
 from flarespec.loaders.locations import child_location, location_of  # noqa: F401 (re-exported)
 
@@ -123,11 +124,12 @@ class _Filter:
 class _Query:
     """A query inside a filter: relative (``@``) or absolute (``$``)."""
 
-    __slots__ = ("relative", "segments", "keys")
+    __slots__ = ("relative", "segments", "keys", "_read")
 
     def __init__(self, relative: bool, segments: tuple):
         self.relative, self.segments = relative, segments
         self.keys = _singular_keys(segments)  # names and indices only, else None
+        self._read = None  # for keys: their generated reader (engine/readers.py), on first use
 
     def __getstate__(self):
         return self.relative, self.segments
@@ -140,20 +142,22 @@ class _Query:
 
     def single(self, current, root):
         """The value a singular query selects, or NOTHING."""
-        value = current if self.relative else root
-        for key in self.keys:
-            if type(key) is str:
-                if not isinstance(value, dict) or key not in value:
-                    return NOTHING
-            elif not isinstance(value, list) or not -len(value) <= key < len(value):
-                return NOTHING
-            value = value[key]
-        return value
+        read = self._read
+        if read is None:
+            read = self._read = fixed_reader(_steps_of(self.keys))
+        found = read(current if self.relative else root)
+        return found[0] if found else NOTHING
 
     def test(self, current, root) -> bool:
         if self.keys is not None:
             return self.single(current, root) is not NOTHING
         return bool(self.nodes(current, root))
+
+
+def _steps_of(keys: tuple) -> tuple:
+    """Names and indices as readers' steps (engine/readers.py): a name reads only an
+    object's member, an index only a list's element."""
+    return tuple((key, None) if type(key) is str else (None, key) for key in keys)
 
 
 def _singular_keys(segments) -> tuple | None:
@@ -462,7 +466,7 @@ def _select_matches(selector, match: Match, out: list, root) -> None:
 class CompiledJsonPath:
     """A JSONPath parsed once (:func:`parse_segments`); ``find`` applies it to any value."""
 
-    __slots__ = ("source", "_segments", "_steps", "_fixed")
+    __slots__ = ("source", "_segments", "_steps", "_fixed", "_read")
 
     def __init__(self, source: str):
         self.source = source
@@ -473,8 +477,10 @@ class CompiledJsonPath:
         self._steps = [selectors[0] for descendant, selectors in segments] if all(
             not descendant and len(selectors) == 1 and type(selectors[0]) is not _Filter
             for descendant, selectors in segments) else None
-        # names and indices only (``$.a.b[0]``): at most one value, walked without lists
+        # names and indices only (``$.a.b[0]``): at most one value, read by its generated
+        # reader (engine/readers.py), made on first use
         self._fixed = _singular_keys(segments)
+        self._read = None
 
     def __getstate__(self):
         return self.source, self._segments
@@ -519,15 +525,24 @@ class CompiledJsonPath:
         """The selected values alone, in the order ``find`` gives them: the walk without
         the matches (a passing check never needs a location)."""
         if self._fixed is not None:
-            for step in self._fixed:
-                if type(step) is str:
-                    if not isinstance(value, dict) or step not in value:
-                        return []
-                elif not isinstance(value, list) or not -len(value) <= step < len(value):
-                    return []
-                value = value[step]
-            return [value]
+            return (self._read or self.reader())(value)
         return _walk_values(self._segments, [value], value)
+
+    def reader(self) -> Callable[[Any], list]:
+        """``values`` as one function: for a path of names and indices alone its generated
+        reader (engine/readers.py: a name reads an object's member, an index a list's
+        element), else ``values`` itself."""
+        if self._fixed is None:
+            return self.values
+        if self._read is None:
+            self._read = fixed_reader(self.fixed_steps())
+        return self._read
+
+    def fixed_steps(self) -> tuple | None:
+        """The steps (engine/readers.py) of a path of names and indices alone, else None."""
+        if self._fixed is None:
+            return None
+        return _steps_of(self._fixed)
 
     def __repr__(self) -> str:
         return f"CompiledJsonPath({self.source!r})"

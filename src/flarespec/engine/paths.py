@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from flarespec.engine.readers import fixed_reader
 from flarespec.engine.jsonpath import (  # noqa: F401 - the public names of this module
     INDEX,
     WILDCARD,
@@ -187,24 +188,41 @@ class PointerTemplate:
     def reader(self) -> Callable[[Any, Any], list]:
         """``values`` as fast as this pointer allows, chosen once by its compiled reader
         (an accessor's): ``_walk`` itself, or for a pointer of literal keys alone
-        (``/json/choices/0/text``) ``_literal_values``."""
-        return self._walk if self._fixed is None else self._literal_values
+        (``/json/choices/0/text``) its generated reader (engine/readers.py)."""
+        steps = self.fixed_steps()
+        return self._walk if steps is None else fixed_reader(steps)
 
-    def _literal_values(self, value: Any, fill=None) -> list:
-        """``values`` of a pointer of literal keys: each step as ``_walk`` takes a literal
-        one (an object's member by its text; a list's element by the index the text reads
-        as, when in range), without asking what kind of step it is."""
-        for text, number in self._fixed:
-            if isinstance(value, dict):
-                if text not in value:
-                    return []
-                value = value[text]
-            elif isinstance(value, list) and number is not None and \
-                    -len(value) <= number < len(value):
-                value = value[number]
-            else:
-                return []
-        return [value]
+    def fixed_steps(self) -> tuple | None:
+        """The steps (engine/readers.py) of a pointer of literal keys alone: each segment
+        reads an object's member by its text and a list's element by the index the text
+        reads as (if it reads as one), as ``_walk`` takes a literal step; else None."""
+        return None if self._fixed is None else tuple(self._fixed)
+
+    def split_at_index(self) -> tuple[str, Callable[[Any], list], Callable[[Any, int], list]] | None:
+        """For a pointer of literal keys ending in one placeholder (``/events/{item@index}``):
+        (that placeholder, ``prefix(value)``: ``values`` of the literal keys, ``step(container,
+        index)``: ``values`` of the last segment filled with the integer ``index``), so that
+        ``values(value, fill)`` is ``step(prefix(value)[0], fill(placeholder))`` when the
+        prefix finds its value and [] when not. A caller reads the prefix once for many
+        indices (an element plan: once per parent). None for any other pointer."""
+        *head, (_, _, single, segment) = self._steps
+        if single is None or segment is not None or any(
+                placeholder is not None or other is not None for _, _, placeholder, other in head):
+            return None
+        prefix = PointerTemplate(self.source, self.segments[:-1])
+        return single, prefix.reader(), _index_step
+
+
+def _index_step(value: Any, number: int) -> list:
+    """``_walk``'s step for a placeholder filled with the integer ``number``, on its own: a
+    list's element at that index when in range, an object's member named by its decimal
+    text."""
+    if isinstance(value, dict):
+        text = str(number)
+        return [value[text]] if text in value else []
+    if isinstance(value, list) and -len(value) <= number < len(value):
+        return [value[number]]
+    return []
 
 
 def _key_step(segment: Segment) -> tuple | None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
+from flarespec.engine.loops import Loop, element_loop
 from flarespec.engine.refs import ArgRef, ArgTemplate, Condition, Ref
 
 Getter = Callable[[Any], list]
@@ -117,6 +118,15 @@ class Planner:
         if key not in self._plans:
             refs = _ElementRefs(self._evaluation, rule.for_each)
             self._plans[key] = self._built(rule, refs)
+        return self._plans[key]
+
+    def element_loop(self, rule) -> Loop | None:
+        """The element loop (engine/loops.py) of a rule that has an element plan, or None
+        when the loop cannot express it (its element plan decides it then)."""
+        key = ("loop", rule.id)
+        if key not in self._plans:
+            refs = _ElementRefs(self._evaluation, rule.for_each)
+            self._plans[key] = element_loop(rule, refs, (Ineligible, ArgumentNotSingle))
         return self._plans[key]
 
     def condition(self, condition: Condition) -> Callable[[dict], bool] | None:
@@ -335,3 +345,14 @@ class _ElementRefs(_ScopeRefs):
     def own_selector(self, ref: Ref) -> Callable[[Any], list] | None:
         self.getter(ref)  # Ineligible as the getter is
         return self._evaluation.accessor(ref).own_selector(self._name)
+
+    def own_steps(self, ref: Ref) -> tuple | None:
+        """The fixed steps of a reference that reads only the element's own value (an
+        element loop reads them inline), else None."""
+        self.getter(ref)  # Ineligible as the getter is
+        return self._evaluation.accessor(ref).own_steps(self._name)
+
+    def own_index(self, ref: Ref) -> bool:
+        """True for the element's own ``@index``."""
+        self.getter(ref)
+        return ref.metadata == "index" and ref.target == self._name and not ref.pinned

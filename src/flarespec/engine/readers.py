@@ -1,0 +1,84 @@
+"""Fixed selections as generated code: one definition of a literal step, spelled once.
+
+A *fixed* selection is a path of literal steps alone: a JSONPath of member names and
+indices (``$.json.choices[0].text``) or a pointer without placeholders or filters
+(``/json/choices/0/text``). Each step is a ``Step``: ``(name, index)``, the member name an
+object is read by and the index a list is read by, either None when the step does not
+read that kind of container (a JSONPath name reads no list, a JSONPath index no object; a
+pointer segment reads an object by its text and a list by the index the text spells, if
+it spells one). A step that finds nothing ends the selection with no value.
+
+``step_lines`` is that step as Python source. It is the only definition: ``fixed_reader``
+compiles a whole path into one straight-line function (what ``PointerTemplate.values``
+and ``CompiledJsonPath.values`` run for a fixed path: no loop over steps, no dispatch per
+step), and an element loop (engine/loops.py) inlines the steps of all its references,
+each shared prefix read once. Names reach the code only as constants of its namespace,
+never as text, so nothing of a spec is executed; indices are ints, written as literals.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+Step = tuple  # (member name or None, list index or None)
+MISSING = object()  # what a step that finds nothing gives the steps after it
+_READERS: dict[tuple, Callable[..., list]] = {}
+
+
+def step_lines(source: str, target: str, step: Step, constant: Callable[[Any], str],
+               missing: str | None = None) -> list[str]:
+    """Python lines setting ``target`` to what ``step`` reads from ``source``; when it reads
+    nothing, the statement ``missing`` runs (by default: ``target`` is set to MISSING,
+    named ``_MISSING`` in the namespace, which the steps after it read nothing from: the
+    sentinel is neither an object nor a list)."""
+    name, index = step
+    lines, keyword = [], "if"
+    if name is not None:
+        key = constant(name)
+        lines.append(f"if isinstance({source}, dict) and {key} in {source}: {target} = {source}[{key}]")
+        keyword = "elif"
+    if index is not None:
+        if type(index) is not int:
+            raise TypeError(f"a step's index is an int, not {index!r}")
+        lines.append(f"{keyword} isinstance({source}, list) and -len({source}) <= {index} < "
+                     f"len({source}): {target} = {source}[{index}]")
+    lines.append(f"else: {missing or f'{target} = _MISSING'}")
+    return lines
+
+
+def namespace() -> dict:
+    """The globals of one generated function (a plain dict: the interpreter caches the
+    look-ups of an exact dict's names only). ``constant(namespace, value)`` adds a value."""
+    return {"_MISSING": MISSING, "isinstance": isinstance, "dict": dict, "list": list, "len": len}
+
+
+def constant(namespace: dict, value: Any) -> str:
+    """``value`` put into ``namespace`` under a fresh name, which is returned."""
+    name = f"_c{len(namespace)}"
+    namespace[name] = value
+    return name
+
+
+def compiled(lines: list[str], namespace: dict, name: str, filename: str) -> Callable:
+    """The function ``name`` that ``lines`` define, with ``namespace`` as its globals. It
+    is taken out of them: a function in its own globals would be a reference cycle, and
+    whatever the namespace holds would wait for the cyclic collector."""
+    exec(compile("\n".join(lines), filename, "exec"), namespace)
+    return namespace.pop(name)
+
+
+def fixed_reader(steps: tuple[Step, ...]) -> Callable[..., list]:
+    """``(value, fill=None) -> [the value at steps]`` or [] when a step finds nothing: a
+    fixed selection's ``values`` (``fill`` is accepted and unused, as a pointer reader's
+    is). One function per distinct path, made on first use."""
+    steps = tuple(steps)
+    reader = _READERS.get(steps)
+    if reader is None:
+        names = namespace()
+        lines = ["def read(v, fill=None):"]
+        for step in steps:
+            lines += ["    " + line for line in
+                      step_lines("v", "v", step, lambda value: constant(names, value), "return []")]
+        lines += ["    return [v]"]
+        reader = _READERS[steps] = compiled(lines, names, "read", "<fixed reader>")
+    return reader
