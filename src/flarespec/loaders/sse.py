@@ -17,8 +17,8 @@ from ._text import UTF8_BOM, decode_utf8
 from .errors import LoadError
 from .limits import (
     MAX_DOCUMENT_BYTES, MAX_SSE_EVENTS, MAX_SSE_RETRY, check_document_size, gc_paused)
+from .strict_json import _UNDECIDED, _scan, fast_value, load_json_text, might_overflow
 from .strict_json import _decode as _parse_json
-from .strict_json import _scan, load_json_text
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 # What str.splitlines also takes as a line end, and an event stream does not.
@@ -70,6 +70,7 @@ def parse_sse(data: bytes, *, data_json: bool = False, terminator: str | None = 
     event_type = ""
     block_line = block_text = None  # the first field line since the last blank line
     events, shared = stream.events, stream.shared
+    fast = data_json and not might_overflow(text)  # payloads offered to jiter first (strict_json)
     count = 0  # lines read so far
     for lines in _line_slices(text):
         number = count
@@ -98,10 +99,13 @@ def parse_sse(data: bytes, *, data_json: bool = False, terminator: str | None = 
                                 if known is not None:
                                     event["json"] = known[1]
                                 else:
-                                    try:
-                                        event["json"] = _parse_json(_scan, data)
-                                    except Exception:  # noqa: BLE001 - said as it always was:
-                                        event["json"] = _parse_event_json(event)  # raises
+                                    value = fast_value(data.encode()) if fast else _UNDECIDED
+                                    if value is _UNDECIDED:
+                                        try:
+                                            value = _parse_json(_scan, data)
+                                        except Exception:  # noqa: BLE001 - said as always:
+                                            value = _parse_event_json(event)  # raises
+                                    event["json"] = value
                             if known is None and short and len(shared) < _SHARED_DATA_ENTRIES:
                                 shared[data] = (data, event.get("json"))
                             events.append(event)

@@ -9,6 +9,16 @@ rejected here through the parser's own hooks (``object_pairs_hook``, ``parse_con
 Where the problem is, is worked out only on the failure path, by a regular-expression
 tokenizer over the text the parser has already accepted (see docs/loaders.md): linear, at
 C speed per token, never a second pure-Python parse.
+
+A text is first offered to jiter (pydantic's compiled JSON parser: duplicate keys, ``NaN``
+and ``Infinity`` refused by its own options, no Python call per object), and only what it
+refuses goes through the stdlib path above, which then decides and words every problem
+exactly as it always did. jiter's value is taken only where it is the stdlib parser's: it
+refuses everything the stdlib path refuses except numbers out of a double's range and
+integers longer than the interpreter's digit limit, so a text that could hold one of those
+(an exponent of 100 or more, or a run of 200 digits: ``might_overflow``) skips it. Where it
+refuses more (a lone surrogate escape, nesting deeper than 200) the stdlib path accepts as
+before. ``tests/loaders/test_strict_json_fast.py`` compares the two on generated texts.
 """
 
 from __future__ import annotations
@@ -114,12 +124,54 @@ def _decode(scan, text: str) -> object:
 _scan = _DECODER.scan_once
 
 
+_UNDECIDED = object()
+_compiled = []  # [jiter.from_json, RE2 search over bytes, over str], imported on first use
+# What could make a number out of a double's range or an integer longer than the digit
+# limit: a number token (after the start, a blank, '[', ',' or ':'; before the end, a blank,
+# ',', ']' or '}', as RFC 8259's grammar puts it) with an exponent of 100 or more (a
+# negative one cannot overflow), or any run of 200 digits (so is every float whose integer
+# part reaches 1e308 with a smaller exponent). A superset: a match only sends the text the
+# stdlib way (a SHA-256's "1e464" is inside a word, no token). RE2 is linear; compiled on
+# first use, so importing the loaders stays cheap.
+_OVERFLOW_PATTERN = (r"(?:^|[\s\[,:])-?[0-9]+(?:\.[0-9]+)?[eE]\+?0*[1-9][0-9]{2}[0-9]*(?:$|[\s,\]}])"
+                     r"|[0-9]{200}")
+
+
+def _imported() -> list:
+    if not _compiled:
+        import jiter
+        import re2
+        _compiled.extend((jiter.from_json, re2.compile(_OVERFLOW_PATTERN.encode()).search,
+                          re2.compile(_OVERFLOW_PATTERN).search))
+    return _compiled
+
+
+def might_overflow(text: bytes | str) -> bool:
+    """True when ``text`` may hold a number the stdlib path refuses and jiter does not."""
+    search = (_compiled or _imported())[1 if type(text) is bytes else 2]
+    return search(text) is not None
+
+
+def fast_value(data: bytes) -> object:
+    """jiter's value of UTF-8 JSON bytes whose numbers cannot overflow (the caller checked
+    ``might_overflow``), or _UNDECIDED when jiter refuses them (the stdlib path decides)."""
+    try:
+        return (_compiled or _imported())[0](data, allow_inf_nan=False, catch_duplicate_keys=True,
+                                             cache_mode="keys")
+    except Exception:  # noqa: BLE001 - refused (or anything else): the stdlib path decides
+        return _UNDECIDED
+
+
 @gc_paused
 def load_json(data: bytes, *, limit: int = MAX_DOCUMENT_BYTES) -> object:
     """Parse UTF-8 JSON bytes (no BOM) of at most ``limit`` bytes strictly; raises LoadError."""
     check_document_size(data, "JSON text", limit)
     if data.startswith(UTF8_BOM):
         raise LoadError("bom", "JSON text starts with a UTF-8 byte order mark (RFC 8259 forbids it)", line=1)
+    if not might_overflow(data):
+        value = fast_value(data)
+        if value is not _UNDECIDED:
+            return value
     return load_json_text(decode_utf8(data, "JSON text"))
 
 
