@@ -1,0 +1,191 @@
+"""Element loops (engine/loops.py) and fixed readers (engine/readers.py).
+
+An element loop is an element plan compiled into one generated function: it must yield
+exactly the positions ``Element.unknown(plan, values)`` yields, so the report with loops is
+the report with element plans alone and the report of the reporting path alone. A fixed
+reader must select what the one walker selects.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from document_files import compile_text, write_files
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from flarespec.engine import plans
+from flarespec.engine.evaluate import Evaluation
+from flarespec.engine.jsonpath import CompiledJsonPath
+from flarespec.engine.paths import compile_pointer
+from flarespec.engine.readers import fixed_reader
+
+SPEC = """
+flarespec: 1
+id: toy/loops
+title: each item's stream, its copy and its tags, event by event
+documents:
+  index: {loader: json, entry: true}
+  stream: {loader: json, each: item, path: "streams/{item.name}.json"}
+  copy: {loader: json, each: item, path: "copies/{item.name}.json"}
+iterations:
+  item: {over: "index:$.items[*]", label: "{item.name}"}
+  event: {over: "stream:$.events[*]", parent: item, label: "{item.name}#{event@index}"}
+rules:
+  - id: toy.event.positive
+    description: Every event's n is at least 1 (a JSONPath of one name).
+    for_each: event
+    given: "event:$.n"
+    assert: {range: {min: 1}}
+  - id: toy.event.kind
+    description: An event's first part, when it has one, is a string (optional).
+    for_each: event
+    optional: true
+    given: "event:/parts/0/kind"
+    assert: {type: string}
+  - id: toy.event.copied
+    description: The copy has the event at the same position, with its n, parts and position.
+    for_each: event
+    given: "copy:/events/{event@index}"
+    assert:
+      includes:
+        n: {ref: "event:$.n"}
+        seq: {ref: "event:@index"}
+        kind: {ref: "event:/parts/0/kind", default: null}
+        size: {ref: "event:/parts/0/size", default: 0}
+  - id: toy.event.listed
+    description: Every event's parts, all of them, are a list of at most three.
+    for_each: event
+    given: "event:$.parts"
+    assert: {length: {max: 3}}
+"""
+
+LOOPED = ["toy.event.positive", "toy.event.kind", "toy.event.copied", "toy.event.listed"]
+
+
+def compiled(tmp_path: Path):
+    return compile_text(tmp_path / "spec", SPEC)
+
+
+def packet(root: Path, events: list, copies: dict) -> Path:
+    names = ["a", "b"]
+    docs = {"index.json": {"items": [{"name": name} for name in names]}}
+    for name in names:
+        docs[f"streams/{name}.json"] = {"events": events}
+        docs[f"copies/{name}.json"] = copies.get(name, {"events": _copied(events)})
+    write_files(root, docs)
+    return root / "index.json"
+
+
+def _copied(events: list) -> list:
+    copied = []
+    for index, event in enumerate(events):
+        if not isinstance(event, dict):
+            copied.append(event)
+            continue
+        parts = event.get("parts")
+        first = parts[0] if isinstance(parts, list) and parts and isinstance(parts[0], dict) else {}
+        copied.append({"n": event.get("n"), "seq": index, "kind": first.get("kind"),
+                       "size": first.get("size", 0)})
+    return copied
+
+
+def _described(report) -> list:
+    return [(v.rule, v.file, v.location, v.binding, v.message, json.dumps(v.expected),
+             json.dumps(v.actual), v.line) for v in report.violations]
+
+
+def three_reports(spec, entry: Path, monkeypatch) -> tuple[list, list, list]:
+    """(with element loops, with element plans alone, the reporting path alone)."""
+    with_loops = _described(Evaluation(spec, entry).run())
+    with monkeypatch.context() as patch:
+        patch.setattr(plans.Planner, "element_loop", lambda self, rule: None)
+        plans_only = _described(Evaluation(spec, entry).run())
+    alone = _described(Evaluation(spec, entry, pass_checks=False).run())
+    return with_loops, plans_only, alone
+
+
+def test_every_toy_rule_has_an_element_loop(tmp_path):
+    spec = compiled(tmp_path)
+    planner = Evaluation(spec, packet(tmp_path / "p", [{"n": 1}], {}))._planner
+    assert [rule.id for rule in spec.rules if planner.element_loop(rule) is not None] == LOOPED
+
+
+def test_a_rule_with_a_when_or_a_template_has_no_loop(tmp_path):
+    text = SPEC.replace('    given: "event:$.n"\n    assert: {range: {min: 1}}',
+                        '    when: {given: "event:$.n", type: integer}\n'
+                        '    given: "event:$.n"\n    assert: {range: {min: 1}}')
+    spec = compile_text(tmp_path / "spec", text)
+    planner = Evaluation(spec, packet(tmp_path / "p", [{"n": 1}], {}))._planner
+    rules = {rule.id: rule for rule in spec.rules}
+    assert planner.element_loop(rules["toy.event.positive"]) is None
+    assert planner.element_plan(rules["toy.event.positive"]) is not None
+
+
+def test_a_clean_packet_passes_every_way(tmp_path, monkeypatch):
+    events = [{"n": i + 1, "parts": [{"kind": "k", "size": i}]} for i in range(5)]
+    spec = compiled(tmp_path)
+    assert three_reports(spec, packet(tmp_path / "p", events, {}), monkeypatch) == ([], [], [])
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | st.sampled_from(["", "k"]),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                         st.sampled_from(["n", "parts", "kind", "size", "0"]), inner, max_size=3),
+                     max_leaves=8)
+_part = st.fixed_dictionaries({}, optional={"kind": _json, "size": _json}) | _json
+_event = st.fixed_dictionaries({}, optional={"n": st.integers(-1, 3) | _json,
+                                             "parts": st.lists(_part, max_size=4) | _json}) | _json
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(events=st.lists(_event, max_size=5), copy_edit=st.sampled_from(
+    ["none", "short", "object", "shifted", "not-a-list"]))
+def test_loops_plans_and_the_reporting_path_agree(tmp_path_factory, monkeypatch, events, copy_edit):
+    copies = {"events": _copied(events)}
+    if copy_edit == "short":
+        copies["events"] = copies["events"][:-1]
+    elif copy_edit == "object":
+        copies["events"] = {str(i): event for i, event in enumerate(copies["events"])}
+    elif copy_edit == "shifted":
+        copies["events"] = [{"n": 9}] + copies["events"]
+    elif copy_edit == "not-a-list":
+        copies = {"events": 7}
+    root = tmp_path_factory.mktemp("p")
+    spec = compiled(root)
+    with_loops, plans_only, alone = three_reports(spec, packet(root / "p", events, {"b": copies}),
+                                                  monkeypatch)
+    assert with_loops == plans_only == alone
+
+
+# ----------------------------------------------------------------------------- readers
+
+_keys = st.sampled_from(["a", "b", "0", "1", "-1", "01"])
+_documents = st.recursive(st.none() | st.integers(0, 2) | st.sampled_from(["", "ab"]),
+                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=3),
+                          max_leaves=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(document=_documents, keys=st.lists(_keys, min_size=1, max_size=4))
+def test_a_literal_pointer_reader_is_the_walk(document, keys):
+    pointer = compile_pointer("/" + "/".join(keys))
+    assert pointer.reader()(document) == pointer._walk(document, None)
+
+
+@settings(max_examples=400, deadline=None)
+@given(document=_documents, steps=st.lists(st.sampled_from(["a", "b", 0, 1, -1, 2]), max_size=4))
+def test_a_fixed_jsonpath_reader_is_the_walk(document, steps):
+    source = "$" + "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in steps)
+    path = CompiledJsonPath(source)
+    assert path.fixed_steps() is not None
+    assert path.values(document) == [match.value for match in path.find(document)]
+
+
+def test_a_reader_is_made_once_per_path():
+    steps = (("a", None), (None, 0))
+    assert fixed_reader(steps) is fixed_reader(list(steps))
+    with pytest.raises(TypeError):
+        fixed_reader(((None, "0"),))
