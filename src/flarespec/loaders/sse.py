@@ -70,7 +70,7 @@ def parse_sse(data: bytes, *, data_json: bool = False, terminator: str | None = 
     event_type = ""
     block_line = block_text = None  # the first field line since the last blank line
     events, shared = stream.events, stream.shared
-    fast = data_json and not might_overflow(text)  # payloads offered to jiter first (strict_json)
+    fast = data_json and not might_overflow(data)  # payloads offered to jiter first (strict_json)
     count = 0  # lines read so far
     for lines in _line_slices(text):
         number = count
