@@ -182,3 +182,18 @@ def test_receipts_identity_compares_bytes_after_the_spec_directory_and_hook_dige
     strict = identity.compare(jobs, tmp_path / "baseline", tmp_path / "current", "/b/specs",
                               "/c/specs", set(), strict_hooks=True)
     assert [line.split(":")[0] for line in strict] == ["hook", "message", "spec", "exit"]
+
+
+def test_bench_layers_measures_each_layer_against_the_floor(tmp_path):
+    """``benchmarks/bench_layers.py``: the floor, loading alone, with shapes, and the full
+    evaluation, each a figure and a ratio (never asserted beyond being there)."""
+    completed = subprocess.run(
+        [sys.executable, str(RUN.parent / "bench_layers.py"), "--repetitions", "1", "--rounds", "1",
+         "--json"], capture_output=True, text=True, timeout=120,
+        env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert completed.returncode == 0, completed.stderr
+    layers = json.loads(completed.stdout)
+    assert list(layers) == ["floor", "loading", "shapes", "full"]
+    assert all(layer["cpu_s"] > 0 for layer in layers.values())
+    assert layers["floor"]["x_floor"] == 1.0
+    assert list(tmp_path.iterdir()) == []  # the packet is removed

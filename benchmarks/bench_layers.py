@@ -1,0 +1,94 @@
+"""The validator in layers against the floor: what loading alone costs, with shapes, with rules.
+
+One packet, in one process, each layer a full evaluation with the layers above it switched
+off (min of ``--rounds`` interleaved rounds, CPU time):
+
+* floor: ``bench_validate.floor`` (read, SHA-256, parse: issue 15's definition);
+* loading: every document read, hashed and strictly parsed (the rules do nothing, no
+  shape is checked; the final load still loads every document);
+* + shapes: the declared shapes checked too;
+* full: the rules as well (a whole ``evaluate``).
+
+The ratios say how much of issue 15's budget (``measure`` at 2.0× the floor, start-up
+included) each layer takes: a layer already at or above 2.0× means no work on the layers
+above it can meet the target. Start-up (imports, the compiled spec) is not in any row.
+
+    python benchmarks/bench_layers.py --repetitions 20
+    python benchmarks/bench_layers.py --packet DIR/packet.json --rounds 9
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench_validate import floor
+
+SPEC_ID = "flare/bce032c0"
+LAYERS = ("floor", "loading", "shapes", "full")
+
+
+def measured(spec, entry: Path, layer: str) -> float:
+    from flarespec.engine.evaluate import Evaluation, evaluate
+    from flarespec.loaders.files import clear_process_hash_cache
+
+    apply, has_shape = Evaluation._apply, Evaluation._has_shape
+    try:
+        if layer in ("loading", "shapes"):
+            Evaluation._apply = lambda self, rule: None
+        if layer == "loading":
+            Evaluation._has_shape = lambda self, document, loaded, scope: True
+        clear_process_hash_cache()
+        gc.collect()
+        start = time.process_time()
+        if layer == "floor":
+            floor(entry.parent)
+        else:
+            evaluate(spec, entry)
+        return time.process_time() - start
+    finally:
+        Evaluation._apply, Evaluation._has_shape = apply, has_shape
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--packet", type=Path, help="A packet's entry file (default: write one).")
+    parser.add_argument("--repetitions", type=int, default=20, help="R of the packet written.")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--json", action="store_true", help="Print the result as JSON.")
+    options = parser.parse_args()
+
+    from flarespec.adapter.select import bundled_specs
+
+    spec = next(s for s in bundled_specs() if s.id == SPEC_ID)
+    with tempfile.TemporaryDirectory() as scratch:
+        entry = options.packet
+        if entry is None:
+            from flarespec.fixtures.writers import write_packet
+            entry = write_packet(Path(scratch) / "packet", spec, repetitions=options.repetitions,
+                                 full_prompts=True)
+        measured(spec, entry, "full")  # warm: bytecode, caches
+        times = {layer: [] for layer in LAYERS}
+        for _ in range(options.rounds):
+            for layer in LAYERS:
+                times[layer].append(measured(spec, entry, layer))
+    best = {layer: min(values) for layer, values in times.items()}
+    result = {layer: {"cpu_s": round(best[layer], 4), "x_floor": round(best[layer] / best["floor"], 2)}
+              for layer in LAYERS}
+    if options.json:
+        print(json.dumps(result, indent=2))
+        return
+    labels = {"floor": "floor", "loading": "loading (no shapes, no rules)",
+              "shapes": "loading + shapes", "full": "loading + shapes + rules"}
+    for layer in LAYERS:
+        print(f"{labels[layer]:<32} {result[layer]['cpu_s']:7.3f} s  {result[layer]['x_floor']:5.2f}x floor")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    main()
