@@ -48,6 +48,12 @@ EDGES = [
     b"[" * 150 + b"]" * 150, b"[" * 250 + b"]" * 250, b"[" * 5000 + b"]" * 5000,
     b'{"sha": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "n": 1e5}',
     b' \t\n\r{"a" : [ 1 , 2 ] }\r\n', b'"\\/\\b\\f\\n\\r\\t\\"\\\\"', "\"héllo \U0001f600\"".encode(),
+    # invalid UTF-8 inside a string (overlong, surrogate, beyond U+10FFFF, stray, truncated)
+    b'"\xc0\xaf"', b'"\xe0\x80\xaf"', b'"\xf4\x90\x80\x80"', b'"\x80"', b'"\xf0\x9f\x98"',
+    # what JSON is not: signs, hex, NBSP, comments, single quotes, bad escapes, NUL bytes
+    b"+1", b"0x10", b"\xc2\xa01", b"/* c */ 1", b"'a'", b'"\\x41"', b'"\\U0041"', b"tru", b"[1 2]",
+    b'{"a" 1}', b"{1: 2}", b"[-]", b"\x00", b'"a\x00b"', b"1\x00", b'"\x7f"', b"-0e1",
+    b'{"\\u00e9": 1, "\xc3\xa9": 2}',  # the same key, escaped and raw
 ]
 
 
