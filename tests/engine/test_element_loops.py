@@ -189,3 +189,21 @@ def test_a_reader_is_made_once_per_path():
     assert fixed_reader(steps) is fixed_reader(list(steps))
     with pytest.raises(TypeError):
         fixed_reader(((None, "0"),))
+
+
+@settings(max_examples=400, deadline=None)
+@given(document=_documents, keys=st.lists(_keys, max_size=3), index=st.integers(-3, 3))
+def test_an_indexed_pointer_split_at_its_index_is_the_walk(document, keys, index):
+    """``split_at_index``: the literal prefix read once, then the index step, is the walk."""
+    pointer = compile_pointer("/" + "".join(f"{key}/" for key in keys) + "{item@index}")
+    placeholder, prefix, step = pointer.split_at_index()
+    assert placeholder == "item@index"
+    found = prefix(document)
+    assert (step(found[0], index) if found else []) == pointer._walk(document, lambda _: index)
+
+
+def test_only_a_literal_pointer_ending_in_one_placeholder_splits():
+    assert compile_pointer("/a/{item@index}/b").split_at_index() is None
+    assert compile_pointer("/{group@index}/{item@index}").split_at_index() is None
+    assert compile_pointer("/a/b").split_at_index() is None
+    assert compile_pointer("/a/x{item@index}").split_at_index() is None

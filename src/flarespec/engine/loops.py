@@ -39,8 +39,8 @@ class _NoLoop(Exception):
 
 def element_loop(rule, refs, ineligible: tuple[type[Exception], ...]) -> Loop | None:
     """The rule's element loop over ``refs`` (plans.py's element references: their
-    ``getter``, ``own_steps`` and ``is_static``), or None; ``ineligible`` are the
-    exceptions by which ``refs`` refuse a reference."""
+    ``getter``, ``own_steps``, ``own_index`` and ``is_static``), or None; ``ineligible``
+    are the exceptions by which ``refs`` refuse a reference."""
     if rule.hook is not None or rule.kind.context or rule.when is not None:
         return None
     try:
