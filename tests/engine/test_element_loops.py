@@ -69,6 +69,12 @@ def compiled(tmp_path: Path):
     return compile_text(tmp_path / "spec", SPEC)
 
 
+def _SPEC(factory, _made=[]):  # noqa: B006 - compiled once for all generated examples
+    if not _made:
+        _made.append(compiled(factory.mktemp("spec")))
+    return _made[0]
+
+
 def packet(root: Path, events: list, copies: dict) -> Path:
     names = ["a", "b"]
     docs = {"index.json": {"items": [{"name": name} for name in names]}}
@@ -154,9 +160,8 @@ def test_loops_plans_and_the_reporting_path_agree(tmp_path_factory, monkeypatch,
     elif copy_edit == "not-a-list":
         copies = {"events": 7}
     root = tmp_path_factory.mktemp("p")
-    spec = compiled(root)
-    with_loops, plans_only, alone = three_reports(spec, packet(root / "p", events, {"b": copies}),
-                                                  monkeypatch)
+    with_loops, plans_only, alone = three_reports(_SPEC(tmp_path_factory), packet(
+        root / "p", events, {"b": copies}), monkeypatch)
     assert with_loops == plans_only == alone
 
 

@@ -425,36 +425,68 @@ def _limit_memory() -> None:  # runs in the child, before exec
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
 
 
+# The command runs as the child of a small launcher, not of the test process: a child's peak
+# RSS (wait4) counts the process it was forked from until its exec, and the test process is
+# hundreds of MiB late in a full run, so a command forked from it would measure at least that.
+# The launcher (a bare interpreter, about 10 MiB) waits for the command and writes its exit
+# status and own peak RSS (KiB) to the inherited pipe.
+_LAUNCHER = """\
+import os, subprocess, sys
+fd = int(sys.argv[1])
+child = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(child.pid, 0)
+child.returncode = -1
+os.write(fd, f"{status} {usage.ru_maxrss}".encode())
+"""
+
+
 def run_bounded(args: list[str]) -> Run:
-    """``python -m flarespec *args`` under RLIMIT_AS 1.5 GiB, killed after 40 s; the child's
-    own peak RSS comes from wait4 (RUSAGE_CHILDREN would mix in earlier children); it counts
-    the forked test process before exec too, so it is an upper bound (never below the test
-    process's own size, 40-80 MiB). Output goes to anonymous temporary files: no name appears
-    beside a receipt path."""
-    argv = [sys.executable, "-m", "flarespec", *args]
-    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
-        started = time.monotonic()
-        child = subprocess.Popen(argv, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL,
-                                 preexec_fn=_limit_memory, start_new_session=True)
-        status, usage = 0, None
-        while usage is None:
-            pid, status, rusage = os.wait4(child.pid, os.WNOHANG)
-            if pid:
-                usage = rusage
-            elif time.monotonic() - started > TIME_LIMIT_S:
-                os.killpg(child.pid, signal.SIGKILL)
-                _, status, usage = os.wait4(child.pid, 0)
-                status = None
-            else:
-                time.sleep(POLL_S)
-        wall = time.monotonic() - started
-        child.returncode = -1  # reaped above; keep Popen from waiting again
-        texts = []
-        for stream in (stdout, stderr):
-            stream.seek(0)
-            texts.append(stream.read().decode("utf-8", "replace"))
-    code = os.waitstatus_to_exitcode(status) if status is not None else None
-    return Run(code, texts[0], texts[1], wall, usage.ru_maxrss * 1024, argv)
+    """``python -m flarespec *args`` under RLIMIT_AS 1.5 GiB, killed (with its launcher)
+    after 40 s; its own peak RSS comes from wait4 in the launcher (see ``_LAUNCHER``), so
+    the test process's size is not in it. Output goes to anonymous temporary files: no name
+    appears beside a receipt path."""
+    return run_argv_bounded([sys.executable, "-m", "flarespec", *args])
+
+
+def run_argv_bounded(argv: list[str]) -> Run:
+    """``run_bounded`` for any command line."""
+    read_end, write_end = os.pipe()
+    try:
+        with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+            started = time.monotonic()
+            launcher = subprocess.Popen(
+                [sys.executable, "-c", _LAUNCHER, str(write_end), *argv], stdout=stdout,
+                stderr=stderr, stdin=subprocess.DEVNULL, preexec_fn=_limit_memory,
+                start_new_session=True, pass_fds=(write_end,))
+            os.close(write_end)
+            write_end = None
+            killed = _wait_or_kill(launcher, started)
+            wall = time.monotonic() - started
+            reported = os.read(read_end, 64).decode().split()
+            texts = []
+            for stream in (stdout, stderr):
+                stream.seek(0)
+                texts.append(stream.read().decode("utf-8", "replace"))
+    finally:
+        os.close(read_end)
+        if write_end is not None:
+            os.close(write_end)
+    if killed or len(reported) != 2:  # killed at the time limit (or the launcher died)
+        return Run(None, texts[0], texts[1], wall, 0, argv)
+    status, max_rss_kib = map(int, reported)
+    return Run(os.waitstatus_to_exitcode(status), texts[0], texts[1], wall, max_rss_kib * 1024, argv)
+
+
+def _wait_or_kill(launcher: subprocess.Popen, started: float) -> bool:
+    """Wait for the launcher; True when it had to be killed (with its session) at the time
+    limit."""
+    while launcher.poll() is None:
+        if time.monotonic() - started > TIME_LIMIT_S:
+            os.killpg(launcher.pid, signal.SIGKILL)
+            launcher.wait()
+            return True
+        time.sleep(POLL_S)
+    return False
 
 
 def measure_args(case: Case) -> list[str]:
