@@ -171,7 +171,7 @@ class Accessor:
         index_fill, walk = self._index_filler(), self._pointer.reader()
         names = tuple(names)
 
-        def from_held_root(x) -> list:  # e.g. /groups/{group@index}/observations/{own@index}
+        def from_held_root(x) -> list:  # e.g. /shelves/{shelf@index}/items/{own@index}
             found = x.held.get(key)
             if found is None:
                 found = x.held[key] = (root(x), index_fill({name: x[name] for name in names}))
