@@ -27,25 +27,22 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
+from flarespec.engine.problems import ArgumentNotSingle, Ineligible
 from flarespec.engine.readers import compiled, constant, namespace, step_lines
 from flarespec.engine.refs import ArgRef
 
 Loop = Callable[[Any, list], Iterator[int]]
 
 
-class _NoLoop(Exception):
-    """The rule has no element loop (its element plan decides it)."""
-
-
-def element_loop(rule, refs, ineligible: tuple[type[Exception], ...]) -> Loop | None:
+def element_loop(rule, refs) -> Loop | None:
     """The rule's element loop over ``refs`` (plans.py's element references: their
-    ``getter``, ``own_steps``, ``own_index`` and ``is_static``), or None; ``ineligible``
-    are the exceptions by which ``refs`` refuse a reference."""
+    ``getter``, ``own_steps``, ``own_index`` and ``is_static``, which raise Ineligible for a
+    reference the loop cannot read), or None."""
     if rule.hook is not None or rule.kind.context or rule.when is not None:
         return None
     try:
         return _Builder(refs).build(rule)
-    except (_NoLoop, *ineligible):
+    except Ineligible:
         return None
 
 
@@ -108,14 +105,14 @@ class _Builder:
         variable = f"a{self._singles}"
         default = f"{variable} = {self._constant(arg.default)}" if arg.has_default else None
         if form == "own":
-            self._emit(f"if {name} is _MISSING: {default or 'raise _NotSingle'}")
+            self._emit(f"if {name} is _MISSING: {default or 'raise _ArgumentNotSingle'}")
             self._emit(f"else: {variable} = {name}")
             return variable
         self._emit(f"{variable} = {name}(x)")
         self._emit(f"if len({variable}) == 1: {variable} = {variable}[0]")
         if default is not None:
             self._emit(f"elif not {variable}: {default}")
-        self._emit("else: raise _NotSingle")
+        self._emit("else: raise _ArgumentNotSingle")
         return variable
 
     def _argument(self, arg) -> str:
@@ -130,12 +127,12 @@ class _Builder:
             return "{" + ", ".join(f"{key}: {value}" for key, value in members) + "}"
         if isinstance(arg, list):
             return "[" + ", ".join(self._argument(value) for value in arg) + "]"
-        raise _NoLoop("an argument that is a condition or a template")
+        raise Ineligible("an argument that is a condition or a template")
 
     # ------------------------------------------------------------------ the loop
     def build(self, rule) -> Loop:
         kind = rule.kind
-        self._names["_NotSingle"] = _NotSingle
+        self._names["_ArgumentNotSingle"] = ArgumentNotSingle
         found = self._selection(rule.given)
         self._emit(f"found = {found}")
         if not kind.accepts_empty:
@@ -159,8 +156,4 @@ class _Builder:
         try:
             return compiled(lines, self._names, "loop", f"<element loop {rule.id}>")
         except (SyntaxError, RecursionError, MemoryError):  # too large to generate
-            raise _NoLoop("too large") from None
-
-
-class _NotSingle(Exception):
-    """A single-valued ``{ref}`` argument found no value or several: not known."""
+            raise Ineligible("too large") from None

@@ -30,20 +30,12 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator
 
 from flarespec.engine.loops import Loop, element_loop
+from flarespec.engine.problems import ArgumentNotSingle, Ineligible
 from flarespec.engine.refs import ArgRef, ArgTemplate, Condition, Ref
 
 Getter = Callable[[Any], list]
 Plan = Callable[[Any], bool]
 _NOT_BUILT = object()
-
-
-class ArgumentNotSingle(Exception):
-    """A single-valued ``{ref}`` argument found no value or several: not known to pass."""
-
-
-class Ineligible(Exception):
-    """This form of plan cannot express the rule (its other form, or the reporting path,
-    takes it)."""
 
 
 class Element(dict):
@@ -126,7 +118,7 @@ class Planner:
         key = ("loop", rule.id)
         if key not in self._plans:
             refs = _ElementRefs(self._evaluation, rule.for_each)
-            self._plans[key] = element_loop(rule, refs, (Ineligible, ArgumentNotSingle))
+            self._plans[key] = element_loop(rule, refs)
         return self._plans[key]
 
     def condition(self, condition: Condition) -> Callable[[dict], bool] | None:
@@ -260,18 +252,9 @@ def _ref_argument(arg: ArgRef, refs) -> Callable[[Any], Any]:
         return get
     has_default, default = arg.has_default, arg.default
     own = refs.own_selector(arg.ref)
-    if own is not None:
-        def single_own(x):  # single, reading the element's own value from the cursor here
-            found = own(x.cursor.value)
-            if len(found) == 1:
-                return found[0]
-            if not found and has_default:
-                return default
-            raise ArgumentNotSingle(arg.ref.source)
-        return single_own
 
-    def single(x):
-        found = get(x)
+    def single(x):  # reading the element's own value from the cursor here when it can
+        found = get(x) if own is None else own(x.cursor.value)
         if len(found) == 1:
             return found[0]
         if not found and has_default:

@@ -21,3 +21,13 @@ class ArgumentUnresolved(Exception):
     def __init__(self, ref: Ref, found: int):
         super().__init__(ref)
         self.ref, self.found = ref, found
+
+
+class ArgumentNotSingle(Exception):
+    """A pass plan's or element loop's single-valued ``{ref}`` argument found no value or
+    several: not known to pass (the reporting path decides)."""
+
+
+class Ineligible(Exception):
+    """This form of plan (or an element loop) cannot express the rule; another form, or the
+    reporting path, takes it."""
