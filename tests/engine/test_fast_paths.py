@@ -77,19 +77,20 @@ def test_the_real_path_is_worked_out_once_per_store(tmp_path, monkeypatch):
     write_json(tmp_path / "d" / "a.json", {"x": 1})
     store = FileStore(tmp_path)
     calls = Counter()
-    original = os.path.realpath
+    original = os.lstat
 
     def counting(path, *args, **kwargs):
         calls[os.path.basename(path)] += 1
         return original(path, *args, **kwargs)
 
-    monkeypatch.setattr(files_module.os.path, "realpath", counting)
+    monkeypatch.setattr(files_module.os, "lstat", counting)
     store.read_bytes("d/a.json")
     store.sha256("d/a.json")
     store.size("d/a.json")
-    # issue 15: the directory's real path once; a plain file in it needs no realpath of its
-    # own (its real path is the directory's plus its name: loaders/files.py _real_path)
-    assert calls == {"d": 1}
+    # issue 15: the directory's real path once; a plain file in it needs one look at its
+    # last segment (its real path is the directory's plus its name: loaders/files.py
+    # _real_path), and none again for its digest or size
+    assert calls == {"d": 1, "a.json": 1}
 
 
 def test_a_cached_real_path_still_refuses_what_the_checks_refuse(tmp_path):

@@ -2,7 +2,10 @@
 
 Paths come from documents under validation, so they are untrusted: they are checked as
 text first (no absolute paths, no ``..``, no ``.``, no backslashes, no empty segments), then
-resolved through symlinks and required to stay inside the root. A file is stat-ed before it
+resolved segment by segment from the root: every symlink met on the way -- a directory of
+the path as much as its last segment, and any link met while following a link's target --
+must itself resolve inside the root, else ``path-escape`` (a directory linked outside whose
+files link back inside is refused, though the final real path lies inside). A file is stat-ed before it
 is opened, and opened non-blocking, so a FIFO or device named by a packet cannot hang the
 validator. A file read whole for parsing is refused beyond ``limits.MAX_DOCUMENT_BYTES``.
 Nothing is ever written.
@@ -17,7 +20,8 @@ twice in one process -- e.g. a packet compared with itself -- hashes each file o
 read whole is hashed from the very bytes returned, so a caller that reads a file before
 asking for its digest never reads it twice. A checked relative path's real path is worked
 out once per store (a store lives for one validation), from its directory's real path,
-which is worked out once per store too (``_real_path``).
+which is worked out once per store too (``_real_path``); each symlink is followed and
+checked once per store (``_follow``).
 """
 
 from __future__ import annotations
@@ -40,6 +44,10 @@ _DRIVE_PREFIX = re.compile(r"[A-Za-z]:")
 # '..', absolute, a drive, a backslash, NUL or a surrogate. A subset of what check_relative
 # accepts, so matching it is an answer and not matching it asks the full checks.
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*+(?:/[A-Za-z0-9_-][A-Za-z0-9_.-]*+)*+")
+
+# Symlinks followed within one resolution before it counts as a loop (Linux's own bound).
+MAX_SYMLINKS = 40
+_LOOP = "symlink loop (too many levels of symbolic links)"
 
 _process_hashes: dict[tuple, str] = {}
 
@@ -75,10 +83,13 @@ class FileStore:
         if not stat.S_ISDIR(st.st_mode):
             raise LoadError("not-directory", f"root {os.fspath(root)!r}: is not a directory ({_describe(st)})")
         self.root = Path(real)
+        self._root_text = real
         self._inside_prefix = real if real.endswith(os.sep) else real + os.sep
         self._hashes: dict[str, str] = {}  # real path -> sha256 hex, for this store
         self._reals: dict[str, str] = {}   # checked relative path -> real path, for this store
         self._real_directories: dict[str, str] = {}  # relative directory -> its real path
+        self._links: dict[str, str | None] = {}  # a symlink's path -> its checked real path
+        # (None while it is being followed: meeting it again then is a loop)
         self.hash_count = 0                # files actually hashed by this store (cache misses)
 
     # ------------------------------------------------------------------ paths
@@ -126,9 +137,6 @@ class FileStore:
         if real is None:
             self.check_relative(rel)
             real, st = self._real_path(rel)
-            if not real.startswith(self._inside_prefix) and real != str(self.root):
-                raise LoadError("path-escape",
-                                f"path {rel!r} resolves outside the root (to {real})")
             self._reals[rel] = real
         if st is None:
             try:
@@ -142,27 +150,90 @@ class FileStore:
         return real, st
 
     def _real_path(self, rel: str) -> tuple[str, os.stat_result | None]:
-        """``realpath(root/rel)``, with each directory's real path worked out once per store
-        (a packet names thousands of files in a few hundred directories, and ``realpath``
-        examines every segment from ``/``). The last segment is ``lstat``-ed in the real
-        directory: when it is not a symlink, its real path is the directory's plus its name
-        and that ``lstat`` is its ``stat`` too (returned, so it is not asked twice). A
-        symlink, a missing name or any error takes the whole ``realpath`` instead, exactly
-        as before (and the stat is left to the caller)."""
+        """The real path of ``root/rel``, every symlink on the way checked (``_follow``),
+        with each directory's real path worked out once per store (a packet names
+        thousands of files in a few hundred directories). The last segment is ``lstat``-ed
+        in the real directory: when it is not a symlink, its real path is the directory's
+        plus its name and that ``lstat`` is its ``stat`` too (returned, so it is not asked
+        twice). A symlink is followed; a missing name is taken as it is (the stat, left to
+        the caller, says what is wrong)."""
         directory, _, name = rel.rpartition("/")
-        real_directory = self._real_directories.get(directory)
-        if real_directory is None:
-            real_directory = (os.path.realpath(os.path.join(self.root, directory)) if directory
-                              else str(self.root))
-            self._real_directories[directory] = real_directory
+        real_directory = self._real_directory(directory, rel) if directory else self._root_text
         candidate = os.path.join(real_directory, name)
         try:
             st = os.lstat(candidate)
-        except (OSError, ValueError):
-            st = None
-        if st is None or stat.S_ISLNK(st.st_mode):
-            return os.path.realpath(os.path.join(self.root, rel)), None
+        except OSError:
+            return candidate, None
+        if stat.S_ISLNK(st.st_mode):
+            return self._follow(candidate, rel, 0), None
         return candidate, st
+
+    def _real_directory(self, directory: str, rel: str) -> str:
+        """The checked real path of a relative directory, from its parent's when that is
+        known (the parent is remembered too: siblings share it)."""
+        real = self._real_directories.get(directory)
+        if real is None:
+            parent, _, name = directory.rpartition("/")
+            base = self._real_directories.get(parent) if parent else self._root_text
+            if base is None:
+                base = self._real_directories[parent] = self._walk(self._root_text, parent, rel, 0)
+            real = self._real_directories[directory] = self._walk(base, name, rel, 0)
+        return real
+
+    def _walk(self, base: str, path: str, rel: str, depth: int) -> str:
+        """``path`` (relative to the real directory ``base``, or absolute) resolved segment
+        by segment as ``os.path.realpath`` does -- a missing segment is kept as it is, and
+        ``..`` takes the parent of what was reached -- each symlink followed by
+        ``_follow``."""
+        current = "/" if path.startswith("/") else base
+        for segment in path.split("/"):
+            if segment in ("", "."):
+                continue
+            if segment == "..":
+                current = os.path.dirname(current)
+                continue
+            candidate = os.path.join(current, segment)
+            try:
+                is_link = stat.S_ISLNK(os.lstat(candidate).st_mode)
+            except OSError:
+                is_link = False
+            current = self._follow(candidate, rel, depth) if is_link else candidate
+        return current
+
+    def _follow(self, link: str, rel: str, depth: int) -> str:
+        """The real path of the symlink ``link`` (its directory is real), which must lie
+        inside the root, and so must every symlink its target leads through
+        (``path-escape``); each link is followed once per store."""
+        if link in self._links:
+            known = self._links[link]
+            if known is None:  # met again while it is being followed
+                raise LoadError("unreadable", _LOOP)
+            return known
+        if depth >= MAX_SYMLINKS:
+            raise LoadError("unreadable", _LOOP)
+        try:
+            target = os.readlink(link)
+        except OSError as exc:
+            raise LoadError("unreadable", _failure("cannot read the symlink", exc)) from None
+        self._links[link] = None
+        try:
+            real = self._walk(os.path.dirname(link), target, rel, depth + 1)
+        finally:
+            del self._links[link]
+        if not self._inside(real):
+            raise self._escape(link, real, rel)
+        self._links[link] = real
+        return real
+
+    def _inside(self, real: str) -> bool:
+        return real.startswith(self._inside_prefix) or real == self._root_text
+
+    def _escape(self, link: str, real: str, rel: str) -> LoadError:
+        shown = link[len(self._inside_prefix):] if self._inside(link) else link
+        if shown == rel:  # the path's own last segment
+            return LoadError("path-escape", f"path {rel!r} resolves outside the root (to {real})")
+        return LoadError("path-escape", f"path {rel!r} resolves outside the root at the "
+                                        f"symlink {shown!r} on the way (to {real})")
 
     def _magic_link_target(self, rel: str, error: LoadError) -> os.stat_result:
         """A path whose resolved name does not exist may still be a link to something that
@@ -267,7 +338,7 @@ def _stat(path: str) -> os.stat_result:
 
 def _failure(action: str, exc: OSError) -> str:
     if exc.errno == errno.ELOOP:
-        return "symlink loop (too many levels of symbolic links)"
+        return _LOOP
     return f"{action}: {exc.strerror or exc}"
 
 
