@@ -12,9 +12,13 @@ The rules are the strict reading a validator needs (docs/loaders.md): the
 file ends with a line feed, a family has at most one ``# HELP`` and one ``# TYPE`` line and
 its ``# TYPE`` comes before its samples, timestamps are integers, any malformed line rejects,
 and quoted metric and label names (the Prometheus 3 form ``{"a.b", "c.d"="x"} 1``) parse.
-Values are exact: an integral value is an ``int``, any other finite value a
-``decimal.Decimal`` of exactly the number its text spells, and only ``NaN``, ``+Inf`` and
-``-Inf`` are floats. docs/loaders.md lists where this is stricter than prometheus/common.
+Values are spelled as prometheus/common's ``parseFloat`` takes them (Go's ``ParseFloat``
+without hexadecimal or ``_``) and read exactly: an integral value is an ``int``, any other
+finite value a ``decimal.Decimal`` of exactly the number its text spells, and only the
+non-finite spellings (``NaN``, ``+Inf``, ``inf``, ``Infinity`` ... in any case) are floats. A
+``# HELP`` or ``# TYPE`` name is mapped onto a family as a sample name is (``s_sum`` onto the
+summary ``s``), as prometheus/common maps it. docs/loaders.md lists where this is stricter
+than prometheus/common.
 """
 
 from __future__ import annotations
@@ -55,14 +59,14 @@ _SIMPLE_SAMPLE = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*+)[ \t]++([^ \t{][^ \t]*+
                             r"(?:[ \t]++([^ \t]++))?")
 # The value and the optional timestamp after the name or label block.
 _VALUE_FIELDS = re.compile(r"[ \t]*+([^ \t]++)(?:[ \t]++([^ \t]++))?")
-# Exactly the exposition format's numbers: ASCII digits, sign, point, exponent, and the
-# three spellings NaN, +Inf, -Inf (not Go ParseFloat's wider, case-insensitive set).
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|NaN|[+-]Inf")
+# What prometheus/common's parseFloat (Go's ParseFloat refusing 'p', 'P' and '_', so no
+# hexadecimal float and no '_' separator) takes as a sample value and as the float of an
+# ``le`` or ``quantile`` label: ASCII digits with a sign, point and exponent; Inf and
+# Infinity in any case with an optional sign; NaN in any case without one (ParseFloat's
+# special spellings). Python's float() takes all of these and more (non-ASCII digits, '_').
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                    r"|[+-]?(?i:inf(?:inity)?)|(?i:nan)")
 _SHORT_INTEGER = re.compile(r"[+-]?[0-9]{1,300}")  # an int at once: below 1e300, a double's range
-# What Prometheus (parseFloat: Go's ParseFloat without hexadecimal or '_') takes as the float
-# of an ``le`` or ``quantile`` label: also Inf, inf, Infinity and nan in any case.
-_LABEL_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-                          r"|[+-]?(?i:inf(?:inity)?)|(?i:nan)")
 # int64 milliseconds: a sign, leading zeros, at most 19 more digits (as Go's ParseInt, base 10)
 _TIMESTAMP = re.compile(r"([+-]?)(?=[0-9])0*+([0-9]{0,19})")
 _INT64 = range(-(1 << 63), 1 << 63)
@@ -173,11 +177,13 @@ def _read_comment(line: str, number: int, families: dict, sampled: set) -> None:
 
 def _apply_comment(keyword: str, name: str, text: str, number: int, families: dict,
                    sampled: set) -> None:
-    """A # HELP or # TYPE line's ``text`` for the family ``name``."""
-    family = families.get(name)
+    """A # HELP or # TYPE line's ``text`` for the family ``name``, or for the histogram or
+    summary declared earlier that owns ``name`` as a sample name (``s_sum`` of the summary
+    ``s``): prometheus/common maps a comment's name onto a family as it maps a sample's."""
+    family = _family_of(name, families)
     if keyword == "HELP":
         if family is not None and family["help"] is not None:
-            raise _invalid(number, f"second # HELP line for {_shown_name(name)}")
+            raise _invalid(number, f"second # HELP line for {_shown_member(name, family)}")
         if not _HELP_TEXT.fullmatch(text):
             raise _invalid(number, f"# HELP {_shown_name(name)}: an escape other than \\\\, \\n "
                                    "and \\\" in the text")
@@ -185,7 +191,7 @@ def _apply_comment(keyword: str, name: str, text: str, number: int, families: di
     elif text not in _TYPES:
         raise _invalid(number, f"# TYPE {_shown_name(name)} needs one of {', '.join(sorted(_TYPES))}")
     elif family is not None and family["type"] != "unknown":
-        raise _invalid(number, f"second # TYPE line for {_shown_name(name)}")
+        raise _invalid(number, f"second # TYPE line for {_shown_member(name, family)}")
     elif name in sampled or any(name + suffix in sampled for suffix in _SUFFIXES.get(text, ())):
         # a histogram's or summary's _bucket/_sum/_count samples seen before its # TYPE were
         # families of their own then: they are this family's samples, too early
@@ -289,10 +295,10 @@ def _parse_value(token: str, number: int):
     """The exact value: an int when integral, else a Decimal; NaN and ±Inf as floats."""
     if _SHORT_INTEGER.fullmatch(token):
         return int(token)
-    if not _NUMBER.fullmatch(token):
-        raise _invalid(number, f"sample value {_shown(token)} is not a number "
-                               "(digits, '.', exponent, NaN, +Inf or -Inf)")
-    if token[-1] in "Nf":  # NaN, +Inf, -Inf
+    if not _FLOAT.fullmatch(token):
+        raise _invalid(number, f"sample value {_shown(token)} is not a number (ASCII digits, "
+                               "'.', exponent; Inf, Infinity or NaN in any case)")
+    if token[-1].isalpha():  # a spelling of NaN or ±Inf (a finite number ends in a digit or '.')
         return float(token)
     if math.isinf(float(token)):  # also bounds the exact value's digits (at most 309 before the point)
         raise _invalid(number, f"sample value {_shown(token)} is too large for a double-precision float")
@@ -318,7 +324,7 @@ def _check_summary_or_histogram(sample: dict, family: dict, number: int) -> None
     bound = "quantile" if family["type"] == "summary" else "le"
     if bound in labels:
         text = labels[bound]
-        if not _LABEL_FLOAT.fullmatch(text) or (
+        if not _FLOAT.fullmatch(text) or (
                 math.isinf(float(text)) and not text.lower().endswith(("inf", "infinity"))):
             raise _invalid(number, f"the {bound!r} label of {_shown_name(sample['name'])} is "
                                    f"{_shown(text)}, not a float")
@@ -340,7 +346,16 @@ def _shown_name(name: str) -> str:
     return name if _METRIC_NAME.fullmatch(name) else _shown(name)
 
 
+def _shown_member(name: str, family: dict) -> str:
+    """A comment's name in a message, with the family it was mapped onto when another."""
+    if name == family["name"]:
+        return _shown_name(name)
+    return f"{_shown_name(name)} (a sample name of the {family['type']} {_shown_name(family['name'])})"
+
+
 def _family_of(sample_name: str, families: dict) -> dict | None:
+    """The family a sample (or comment) name belongs to: its own, else the histogram's or
+    summary's whose suffixed sample name it is; None when it starts a family."""
     family = families.get(sample_name)
     if family is not None:
         return family
