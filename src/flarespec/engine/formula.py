@@ -26,10 +26,14 @@ Rules worth knowing when writing specs:
   Python attribute tricks.
 * Arithmetic uses plain Python numbers in the written order, so ``a * 1e9 / b`` is
   bit-for-bit the Python expression. ``/`` is true division. ``bool`` is not a number.
+* Every computed number (an operator's or a function's result) must be finite and, if an
+  integer, below 2**1024 in magnitude (the float range): an overflow to infinity, a NaN
+  (``inf - inf``) or a runaway integer is an EvaluationError ("cannot evaluate"), never a
+  comparison. A field or @name read as it is (``x > 1e308``) compares as Python does.
 * Comparisons are numeric, not JSON-type-strict: ``12.0 == 12`` is true. ``==`` and
   ``!=`` honour ``rel_tol``/``abs_tol`` (via ``math.isclose``) when either is non-zero;
-  ordering operators ignore tolerances. Any comparison involving NaN is false, ``!=``
-  included.
+  ordering operators ignore tolerances. A comparison involving NaN is an EvaluationError
+  (NaN is not comparable), ``!=`` included.
 """
 
 from __future__ import annotations
@@ -402,9 +406,33 @@ def _call(function: str, argument: object, description: str) -> int | float:
         return total
     if not numbers:
         raise EvaluationError(f"{function}() of an empty list ({description})")
-    if any(isinstance(number, float) and math.isnan(number) for number in numbers):
-        return math.nan          # builtin min/max results with NaN depend on element order
+    for index, number in enumerate(numbers):   # builtin min/max results with NaN depend on element order
+        if _is_nan(number):
+            raise EvaluationError(f"{function}() of a list holding NaN ({description} item {index})")
     return min(numbers) if function == "min" else max(numbers)
+
+
+MAX_INTEGER_BITS = 1024   # a computed integer beyond the float range (2**1024) is an overflow
+_INTEGER_LIMIT = 1 << MAX_INTEGER_BITS
+
+
+def _out_of_range(number: int | float) -> bool:
+    """A computed number (an operator's or a function's result) that is not a finite number
+    within the float range: an infinity or a NaN is never compared, and an integer never
+    grows without bound (each operand is bounded, so one step costs little)."""
+    if type(number) is float:
+        return not math.isfinite(number)
+    return not -_INTEGER_LIMIT < number < _INTEGER_LIMIT
+
+
+def _range_error(number: int | float, written: str) -> EvaluationError:
+    """The error for ``_out_of_range(number)``, ``written`` the operation in words."""
+    if type(number) is float and math.isnan(number):
+        return EvaluationError(f"{written} is NaN (not a number)")
+    if type(number) is float:
+        return EvaluationError(f"arithmetic overflow: {written} is {_short(number)}, not a finite number")
+    return EvaluationError(f"arithmetic overflow: {written} is an integer of {number.bit_length()} bits, "
+                           f"beyond the float range (2**{MAX_INTEGER_BITS})")
 
 
 def _evaluate(node: Node, value: object, refs: Mapping[str, object]) -> int | float:
@@ -419,15 +447,22 @@ def _evaluate(node: Node, value: object, refs: Mapping[str, object]) -> int | fl
     if isinstance(node, FunctionCall):
         argument = node.argument
         if isinstance(argument, FieldPath):
-            return _call(node.function, _resolve(value, argument), f"field {argument.path!r}")
-        return _call(node.function, _lookup_ref(refs, argument.name), f"@{argument.name}")
+            described, items = f"field {argument.path!r}", _resolve(value, argument)
+        else:
+            described, items = f"@{argument.name}", _lookup_ref(refs, argument.name)
+        result = _call(node.function, items, described)
+        if _out_of_range(result):
+            raise _range_error(result, f"{node.function}() of {described}")
+        return result
     if isinstance(node, OperatorChain):
         result = _evaluate(node.first, value, refs)
         for symbol, operand in node.rest:
             right = _evaluate(operand, value, refs)
             if symbol == "/" and right == 0:
                 raise EvaluationError(f"division by zero ({_short(result)} / {_short(right)})")
-            result = _ARITHMETIC[symbol](result, right)
+            left, result = result, _ARITHMETIC[symbol](result, right)
+            if _out_of_range(result):
+                raise _range_error(result, f"{_short(left)} {symbol} {_short(right)}")
         return result
     raise TypeError(f"not a formula node: {node!r}")
 
@@ -438,7 +473,7 @@ def _is_nan(number: int | float) -> bool:
 
 def _compare(symbol: str, left: int | float, right: int | float, rel_tol: float, abs_tol: float) -> bool:
     if _is_nan(left) or _is_nan(right):
-        return False
+        raise EvaluationError(f"NaN is not comparable: {_short(left)} {symbol} {_short(right)}")
     if symbol in _ORDERING:
         return _ORDERING[symbol](left, right)
     if rel_tol or abs_tol:
