@@ -14,9 +14,14 @@ else ``~/.cache/flarespec``, and reused only while nothing it was made from has 
   neighbour that was looked at and absent, the hook modules it uses) is stored with the
   entry and checked on load: every file's digest again, every hook module imported and its
   file and digest compared.
-* Any mismatch, unreadable, truncated or corrupt file, unpickling error or unexpected type
-  is ignored silently and the spec compiled again (then written again). A write that fails
-  (read-only home, full disk) is silent too: the cache never changes a result or an exit.
+* Bounded reads: a file larger than ``MAX_ENTRY_BYTES`` at an entry's name is ignored
+  from its ``fstat`` size, without reading it, and so is an entry whose header (read first,
+  alone) is not this format's with this key; only then is the payload read, and its HMAC
+  checked before it is unpickled. An entry that would be larger is not written.
+* Any mismatch, unreadable, truncated, oversized or corrupt file, unpickling error or
+  unexpected type is ignored silently and the spec compiled again (then written again). A
+  write that fails (read-only home, full disk) is silent too: the cache never changes a
+  result or an exit.
 * Security: unpickling runs code, so an entry is read only when it is a regular file (not
   a symlink: ``O_NOFOLLOW``) owned by the current user and not group- or world-writable,
   inside a directory (``lstat``: not a symlink) owned by the user and not group- or
@@ -66,6 +71,11 @@ UNREADABLE = "unreadable"
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 # Far above any spec file (flarespec.spec.load.MAX_SPEC_BYTES) or hook module source.
 MAX_WITNESS_BYTES = 1 << 24
+# The largest entry file read or written: the bundled specs' entry is about 0.2 MiB (213 KiB
+# from the 43 KB of YAML bundled today), a spec file at most 512 KiB: 64 MiB is far above any
+# real entry and bounds what a file planted at an entry's name costs (3 GiB was read whole).
+MAX_ENTRY_BYTES = 64 << 20
+_STAMP_BYTES = 2 * 64 + 1  # the code-digest file: "<stat key>\n<digest>"
 
 _code_digest: str | None = None
 _refused: str | None = None  # why this run uses no cache (a packet root holds it), or None
@@ -291,7 +301,7 @@ def code_digest() -> str:
 
 def _stored_code_digest(stat_key: str) -> str | None:
     """The digest kept in the ``code-digest`` file ("<stat key>\\n<digest>") for this listing."""
-    stamp = (_read_trusted(CODE_STAMP) or b"").decode("ascii", "replace").split("\n")
+    stamp = (_read_trusted(CODE_STAMP, _STAMP_BYTES) or b"").decode("ascii", "replace").split("\n")
     if len(stamp) == 2 and stamp[0] == stat_key and _HEX64.fullmatch(stamp[1]):
         return stamp[1]
     return None
@@ -303,7 +313,8 @@ def load(name: str, entry_key: str, valid: Callable[[object], bool]) -> object |
     """The value stored under ``name`` when its key and witnesses match and ``valid``
     accepts it; None otherwise (never an exception)."""
     secret = _secret(create=False)
-    raw = _read_trusted(name) if secret is not None else None
+    raw = _read_trusted(name, MAX_ENTRY_BYTES, b" ".join((MAGIC, entry_key.encode(), b""))) \
+        if secret is not None else None
     if raw is None:
         return None
     header, _, payload = raw.partition(b"\n")
@@ -333,7 +344,8 @@ def store(name: str, entry_key: str, value, files=(), hook_modules=()) -> None:
     if secret is None:
         return
     header = b" ".join((MAGIC, entry_key.encode(), _tag(secret, _signed(entry_key, payload))))
-    _write(name, header + b"\n" + payload)
+    if len(header) + 1 + len(payload) <= MAX_ENTRY_BYTES:  # else it would never be read
+        _write(name, header + b"\n" + payload)
 
 
 def _signed(entry_key: str, payload: bytes) -> bytes:
@@ -374,8 +386,12 @@ def _trusted_dir(path: Path) -> bool:
         and not info.st_mode & _UNSAFE_MODE
 
 
-def _read_trusted(name: str) -> bytes | None:
-    """The bytes of a cache file when the file and its directory are trusted, else None."""
+def _read_trusted(name: str, limit: int, start: bytes = b"") -> bytes | None:
+    """The bytes of a cache file when the file and its directory are trusted, it holds at
+    most ``limit`` bytes and starts with ``start``, else None. Its size is checked from
+    ``fstat`` before reading, ``start``'s length is read first and alone (an entry's magic
+    and key: another entry's payload is never read), and no more than ``limit + 1`` bytes
+    are ever read (a file may grow)."""
     folder = directory()
     if folder is None:
         return None
@@ -389,10 +405,14 @@ def _read_trusted(name: str) -> bytes | None:
     try:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() \
-                or info.st_mode & _UNSAFE_MODE:
+                or info.st_mode & _UNSAFE_MODE or info.st_size > limit:
             return None
         with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return handle.read()
+            head = handle.read(len(start))
+            if head != start:
+                return None
+            data = head + handle.read(limit + 1 - len(head))
+        return data if len(data) <= limit else None
     except OSError:
         return None
     finally:
