@@ -24,11 +24,13 @@ def report(*findings, ok=False) -> Report:
 
 
 def test_github_escapes_percent_cr_lf_in_data_and_colon_comma_in_properties(tmp_path):
+    """A message is one line: its own CR LF shown escaped (issue 23); the lines of the
+    details are the renderer's, joined by %0A."""
     finding = Finding("r.one", NASTY, file=str(tmp_path / "a, b:c.yaml"), line=3, column=2,
-                      title="t: x, y")
+                      title="t: x, y", details=("d1\rx", "d2"))
     line = github.render(report(finding), root=tmp_path).splitlines()[0]
     assert line == ("::error file=a%2C b%3Ac.yaml,line=3,col=2,title=t%3A x%2C y::"
-                    "100%25 broken%0D%0Asecond line: a, b [r.one]")
+                    "100%25 broken\\r\\nsecond line: a, b [r.one]%0Ad1\\rx%0Ad2")
 
 
 def test_github_levels_and_passes():
@@ -53,9 +55,10 @@ def test_junit_escapes_and_classes_failures_skips_and_passes():
 
 
 def test_markdown_cells_escape_pipes_and_newlines():
-    out = markdown.render(report(Finding("a", "x | y\nz")))
+    """A detail is a line of its own (``<br>``); a message's line break is shown escaped."""
+    out = markdown.render(report(Finding("a", "x | y\nz", details=("w",))))
     row = next(line for line in out.splitlines() if line.startswith("| error"))
-    assert "x \\| y<br>z" in row
+    assert "x \\| y\\\\nz<br>w" in row
 
 
 def test_text_shows_limit_and_counts_the_rest_and_verbose_shows_all():

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from flarespec.output.model import ERROR, WARNING, Finding, Report, relative_uri
+from flarespec.output.visible import visible_report
 
 _COMMAND = {ERROR: "error", WARNING: "warning"}  # note, none: notice
 
@@ -40,6 +41,7 @@ def annotation(finding: Finding, root: Path | None = None) -> str:
 
 
 def render(report: Report, *, root: Path | None = None) -> str:
+    report = visible_report(report)
     lines = [annotation(finding, root) for finding in report.findings if finding.listed]
     body = "\n".join([report.title, *report.footer])
     lines.append(f"::{'notice' if report.ok else 'error'} title={prop('flarespec ' + report.command)}"

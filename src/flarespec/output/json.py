@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from flarespec.output.model import REPORT_SCHEMA, Report
+from flarespec.output.visible import json_visible
 
 
 def render(report: Report, *, root: Path | None = None) -> str:
@@ -21,4 +22,4 @@ def render(report: Report, *, root: Path | None = None) -> str:
     clash = set(document) & set(report.data)
     if clash:
         raise ValueError(f"the command's members {sorted(clash)} clash with the report's")
-    return json.dumps({**document, **report.data}, indent=2, ensure_ascii=False)
+    return json_visible(json.dumps({**document, **report.data}, indent=2, ensure_ascii=False))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from flarespec.output.model import NOT_APPLICABLE, PASS, Finding, Report, relative_uri
 from flarespec.output.text import where
+from flarespec.output.visible import visible_report
 
 
 def _body(finding: Finding) -> str:
@@ -36,7 +37,7 @@ def _case(suite: ET.Element, classname: str, finding: Finding, root: Path | None
             attributes["line"] = str(finding.line)
     case = ET.SubElement(suite, "testcase", attributes)
     if finding.fails:
-        ET.SubElement(case, "failure", message=finding.message.splitlines()[0][:500],
+        ET.SubElement(case, "failure", message=finding.message,  # one line, cut: visible.py
                       type=finding.rule).text = _body(finding)
     elif finding.kind == NOT_APPLICABLE:
         ET.SubElement(case, "skipped", message=finding.message)
@@ -45,6 +46,7 @@ def _case(suite: ET.Element, classname: str, finding: Finding, root: Path | None
 
 
 def render(report: Report, *, root: Path | None = None) -> str:
+    report = visible_report(report)
     suites = ET.Element("testsuites", name=f"flarespec {report.command}")
     for section in report.sections or []:
         name = section.heading or f"flarespec {report.command}"

@@ -2,29 +2,40 @@
 
 ``### title``; per section ``#### heading``, a table of its findings (level, rule, where,
 message and details; a listing's class word in place of level and rule; files relative to
-``root`` when absolute), its notes as a list and its own table; then the footer. Table
-cells escape ``|`` and keep each cell on one line; the short form shows ``limit`` findings.
+``root`` when absolute), its notes as a list and its own table; then the footer. Every
+text escapes ``\\``, ``|`` and ``<`` (no table broken, no HTML from a finding) and keeps
+one line (a finding's own line breaks are ``<br>``; its strings are made visible first:
+output/visible.py); the short form shows ``limit`` findings and counts the rest.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 
 from flarespec.output.model import ABSENT, FAIL, Finding, Report, Section, Table, relative_uri
-from flarespec.output.text import short, where
+from flarespec.output.text import not_shown, short, where
+from flarespec.output.visible import visible_report
 
 
 def cell(text) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace(
-        "\n", "<br>")
+    """A table cell: ``\\``, ``|`` and ``<`` escaped (no HTML from a finding's text), a
+    line break of the renderer's own as ``<br>``."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(
+        "\r", "").replace("\n", "<br>")
 
 
 def code(text) -> str:
-    text = str(text)
-    fence = "``" if "`" in text else "`"
-    return f"{fence}{text}{fence}" if text else ""
+    """A code span in a table cell: fenced by more backticks than the text holds in a row
+    (padded when it begins or ends with one), ``|`` escaped as GFM tables require."""
+    text = str(text).replace("|", "\\|")
+    if not text:
+        return ""
+    fence = "`" * (1 + max((len(run) for run in re.findall("`+", text)), default=0))
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _message(finding: Finding) -> str:
@@ -66,19 +77,22 @@ def _section(section: Section, verbose: bool, root: Path | None) -> list[str]:
             cells = [f.tag or (f.level if f.kind == FAIL else f.kind)]
             cells += [] if tagged else [code(f.rule)]
             lines.append("| " + " | ".join(cells + [code(_where(f, root)), _message(f)]) + " |")
-        if len(listed) > len(shown):
-            lines.append(f"\n… and {len(listed) - len(shown)} more{section.more}")
+    hidden = len(listed) - len(shown)
+    if hidden:
+        lines.append(f"{chr(10) if shown else ''}{not_shown(hidden, bool(shown))}{section.more}")
+    if listed:
         lines.append("")
     if section.notes:
-        lines += [f"- {note}" for note in section.notes] + [""]
+        lines += [f"- {cell(note)}" for note in section.notes] + [""]
     if section.table:
         lines += _table(section.table) + [""]
     return lines
 
 
 def render(report: Report, *, verbose: bool = False, root: Path | None = None) -> str:
-    lines = [f"### {report.title}", ""]
+    report = visible_report(report)
+    lines = [f"### {cell(report.title)}", ""]
     for section in report.sections:
         lines.extend(_section(section, verbose, root))
-    lines.extend(line for footer in report.footer for line in (footer, ""))
+    lines.extend(line for footer in report.footer for line in (cell(footer), ""))
     return "\n".join(lines).rstrip() + "\n"

@@ -94,7 +94,8 @@ class Finding:
             return self.key
         key = self.key or (self.rule, self.place, self.location, self.message)
         text = json.dumps(list(key), sort_keys=True, ensure_ascii=False, default=str)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        # a lone surrogate (valid escaped JSON) hashes as its code point, not an error
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
     def as_dict(self, root: Path | None = None) -> dict:
         entry = {"rule": self.rule, "level": self.level, "kind": self.kind,

@@ -106,8 +106,10 @@ class LineProgress:
 
 def _one_line(text: str, room: int) -> str:
     """``text`` on one line of at most ``room`` characters (a long name would wrap and
-    break the bar's redraw)."""
-    text = " ".join(text.split())
+    break the bar's redraw), its control characters made visible (output/visible.py)."""
+    from flarespec.output.visible import visible
+
+    text = visible(" ".join(text.split()), limit=None)
     return text if len(text) <= room else text[:max(0, room - 1)] + "…"
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from flarespec.output.model import ABSENT, FAIL, FINGERPRINT, NONE, NOT_APPLICABLE, PASS, \
     Finding, Report, relative_uri
+from flarespec.output.visible import json_visible
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -89,5 +90,5 @@ def render(report: Report, *, root: Path | None = None) -> str:
            "originalUriBaseIds": {ROOT_ID: {"uri": base}},
            "results": [_result(f, index[f.rule], report.anchor, root) for f in findings],
            "columnKind": "unicodeCodePoints"}
-    return json.dumps({"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]},
-                      indent=2, ensure_ascii=False)
+    return json_visible(json.dumps({"$schema": SARIF_SCHEMA, "version": SARIF_VERSION,
+                                    "runs": [run]}, indent=2, ensure_ascii=False))

@@ -9,7 +9,8 @@ form shows ``limit`` findings of a section and counts the rest; ``verbose`` show
 finding, expected and actual in full, and its facts. A finding with a ``tag`` (a
 listing's class word: ``spec diff``'s classes, ``spec test``'s FAIL) is written
 ``TAG  message``, the tags of a section padded to one column, its place shown by the
-verbose form.
+verbose form. Every string is made visible and inert first, and cut to 500 characters
+(output/visible.py), values as their JSON text.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ import re
 
 from flarespec.output.model import ABSENT, ERROR, NOT_APPLICABLE, Finding, Report, Section, \
     Table
+from flarespec.output.visible import visible, visible_report
 
 SHORT_VALUE = 80  # characters of an expected or actual value shown without verbose
 FINDING, DETAIL = " " * 6, " " * 4  # a finding's indent; its details' further indent
 
 
 def render(report: Report, *, verbose: bool = False) -> str:
+    report = visible_report(report)
     lines = [report.title]
     for section in report.sections:
         lines.extend(_section(section, verbose))
@@ -41,12 +44,18 @@ def _section(section: Section, verbose: bool) -> list[str]:
     for finding in shown:
         lines.extend(finding_lines(finding, verbose, rule=section.rule is None, indent=indent,
                                    width=width))
-    if len(listed) > len(shown):
-        lines.append(f"{indent}… and {len(listed) - len(shown)} more{section.more}")
+    hidden = len(listed) - len(shown)
+    if hidden:
+        lines.append(f"{indent}{not_shown(hidden, bool(shown))}{section.more}")
     lines.extend(f"{indent}{note}" for note in section.notes)
     if section.table:
         lines.extend(table_lines(section.table))
     return lines
+
+
+def not_shown(count: int, some_shown: bool) -> str:
+    """``… and N more`` after the findings shown, ``N not shown`` when none is."""
+    return f"… and {count} more" if some_shown else f"{count} not shown"
 
 
 def where(finding: Finding) -> str:
@@ -94,7 +103,7 @@ def table_lines(table: Table) -> list[str]:
 # --------------------------------------------------------------------------- values
 
 def _value(value) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return visible(json.dumps(value, ensure_ascii=False), limit=None)
 
 
 # a value a producer already shortened (e.g. a receipt): its JSON text, cut, length said
@@ -102,7 +111,8 @@ _SHORTENED = re.compile(r"… \((?:\d+ (?:chars|members|items)|[A-Za-z_]\w*)\)\Z
 
 
 def _text(value) -> str:
-    return value if isinstance(value, str) and _SHORTENED.search(value) else _value(value)
+    return visible(value, limit=None) if isinstance(value, str) and _SHORTENED.search(value) \
+        else _value(value)
 
 
 def short(value, limit: int = SHORT_VALUE) -> str:
