@@ -4,12 +4,14 @@ Commands stay thin; heavy imports happen inside the command that needs them, and
 ``spec`` and ``fixture`` groups are imported only when used (cli/lazy.py), so that
 ``flarespec --help`` and ``flarespec measure`` start fast. Exit codes: 0 pass, 2 rejected evidence (with a receipt)
 or no receipt at all: a wrong command line (click's usage errors), a refused output, a
-receipt that cannot be written, an internal error. Never a traceback (``--verbose`` shows
-one for an internal error).
+receipt that cannot be written, an internal error, an output stream that cannot be
+written (``> /dev/full``: said in one line on the other stream; a receipt already written
+stays as it is). Never a traceback (``--verbose`` shows one for an internal error).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import NoReturn
 
@@ -39,7 +41,75 @@ LAZY_COMMANDS = {
 }
 
 
-@click.group(cls=LazyGroup, lazy=LAZY_COMMANDS,
+class GuardedGroup(LazyGroup):
+    """The command line's group: a failed write to stdout or stderr, by a command or when
+    the streams are flushed at the end, is said in one line on the stream that still
+    works, exit 2 (never a traceback, nor a flush error at the interpreter's exit)."""
+
+    def main(self, *args, **kwargs):
+        from flarespec.cli.formats import StreamUnwritable
+
+        try:
+            try:
+                return super().main(*args, **kwargs)
+            finally:  # inside the guard: what is still buffered is written here, not at exit
+                _flush_streams()
+        except StreamUnwritable as failed:
+            _streams_failed(str(failed), failed.stream)
+        except OSError as problem:  # a write that did not go through formats.echo, or a bug
+            _streams_failed(f"I/O error: {type(problem).__name__}: {problem}", None)
+
+
+def _flush_streams() -> None:
+    from flarespec.cli.formats import StreamUnwritable
+
+    for name in ("stdout", "stderr"):
+        try:
+            getattr(sys, name).flush()
+        except OSError as problem:
+            raise StreamUnwritable(name, problem) from None
+        except (AttributeError, ValueError):  # no such stream, or a closed one
+            pass
+
+
+def _streams_failed(message: str, failed: str | None) -> NoReturn:
+    """``flarespec: MESSAGE`` on stderr, else stdout (not the stream that ``failed``); a
+    stream that cannot be flushed is pointed at the null device, so that the interpreter's
+    own flush at exit cannot fail again. Exit 2."""
+    for name in ("stderr", "stdout"):
+        try:
+            if name != failed:
+                getattr(sys, name).write(f"flarespec: {message}\n")
+                getattr(sys, name).flush()
+                break
+        except (AttributeError, OSError, ValueError):
+            continue
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name, None)
+        try:
+            stream.flush()
+            works = name != failed
+        except (AttributeError, OSError, ValueError):
+            works = False
+        if not works:
+            _to_null_device(stream)
+    sys.exit(EXIT_REJECTED)
+
+
+def _to_null_device(stream) -> None:
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        os.dup2(null, stream.fileno())
+    except (AttributeError, OSError, ValueError):  # not a file descriptor (a test's stream)
+        pass
+    finally:
+        os.close(null)
+
+
+@click.group(cls=GuardedGroup, lazy=LAZY_COMMANDS,
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="flarespec", prog_name="flarespec")
 def main():
@@ -107,10 +177,11 @@ def _before_any_spec(spec_path: str | None, quiet: bool, *entries: str) -> None:
     """Refuse the compiled-spec cache if a packet root holds it (a note on stderr), then
     check ``--spec``: no spec is opened, and no cache entry read, before that."""
     from flarespec.adapter.commands import guard_cache
+    from flarespec.cli.formats import echo
 
     note = guard_cache(*entries)
     if note and not quiet:
-        click.echo(f"flarespec: note: {note}", err=True)
+        echo(f"flarespec: note: {note}", err=True)
     spec_reference(None, None, spec_path)
 
 
@@ -140,13 +211,17 @@ def _run_guarded(action, quiet: bool, verbose: bool, fmt: str | None = None, roo
              verbose=verbose)
     elif not quiet:  # the report model is imported only to be shown
         from flarespec.adapter.receipt_report import summary
+        from flarespec.cli.formats import echo
 
-        click.echo(summary(outcome.receipt, outcome.output, verbose=verbose), err=True)
+        echo(summary(outcome.receipt, outcome.output, verbose=verbose), err=True)
     sys.exit(outcome.exit_code)
 
 
 def _fail(message: str) -> NoReturn:
-    click.echo(f"flarespec: {message}", err=True)
+    from flarespec.cli.formats import echo
+    from flarespec.output.visible import visible
+
+    echo(f"flarespec: {visible(message)}", err=True)  # an error may quote packet text
     sys.exit(EXIT_REJECTED)
 
 

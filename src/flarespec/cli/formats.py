@@ -1,5 +1,6 @@
 """The ``--format``/``--root`` options every reporting command shares, and where the
-chosen format goes: stdout (only it: notes and progress go to stderr) or a file."""
+chosen format goes: stdout (only it: notes and progress go to stderr) or a file; and
+:func:`echo`, the write to stdout or stderr that says which stream failed."""
 
 from __future__ import annotations
 
@@ -26,13 +27,31 @@ def format_options(choices=FORMATS, default: str | None = "text", intro: str = "
     return decorate
 
 
+class StreamUnwritable(Exception):
+    """Writing stdout or stderr failed (``> /dev/full``, a closed pipe): ``cli.main``
+    says so in one line on the other stream and exits 2."""
+
+    def __init__(self, stream: str, problem: OSError):
+        super().__init__(f"cannot write to {stream}: {problem.strerror or problem}")
+        self.stream = stream
+
+
+def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """``click.echo`` to stdout (``err``: stderr), a failed write raised as
+    :class:`StreamUnwritable` naming the stream."""
+    try:
+        click.echo(text, err=err, nl=nl)
+    except OSError as problem:
+        raise StreamUnwritable("stderr" if err else "stdout", problem) from None
+
+
 def write_file(path: str | Path, text: str, option: str = "--output") -> None:
     """Write a command's output file, or say why not (``error: --output F: reason``) and
     exit 2: the one place the command line writes a file the user named."""
     try:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as problem:
-        click.echo(f"error: {option} {path}: {problem.strerror or problem}", err=True)
+        echo(f"error: {option} {path}: {problem.strerror or problem}", err=True)
         sys.exit(2)
 
 
@@ -45,6 +64,6 @@ def emit(report, fmt: str, *, root: Path | None = None, verbose: bool = False,
     if not text.endswith("\n"):
         text += "\n"
     if to is None:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
     else:
         write_file(to, text)
