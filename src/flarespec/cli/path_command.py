@@ -7,11 +7,7 @@ import sys
 import click
 
 EXIT_REFUSED = 2
-# Characters of JSON text printed at most (twice the default document size): a value prints
-# its indentation once per level, so `$..*` over a 2 KB file of 984 nested arrays printed
-# 636M characters (2.4 GB) before this bound refused it.
-MAX_PRINTED = 64 << 20
-LOADERS = ("json", "jsonl", "csv", "sse", "prometheus", "text")  # built in; plug-ins too
+LOADERS = ("json", "sse", "prometheus", "text")
 
 
 def _option(_ctx, _param, values: tuple) -> dict:
@@ -34,10 +30,9 @@ def _option(_ctx, _param, values: tuple) -> dict:
 @click.command("path")
 @click.argument("query", metavar="QUERY")
 @click.argument("file", metavar="FILE", type=click.Path(dir_okay=False, path_type=str))
-@click.option("--as", "loader", metavar="LOADER", default=None,
-              help=f"The loader, as a spec's documents name it: {', '.join(LOADERS)} or an "
-                   f"installed plug-in's (default: from FILE's extension: .json json, .jsonl "
-                   f"jsonl, .csv csv, .sse sse, .prom prometheus).")
+@click.option("--as", "loader", type=click.Choice(LOADERS), default=None,
+              help="The loader, as a spec's documents name it (default: from FILE's "
+                   "extension: .json json, .sse sse, .prom prometheus).")
 @click.option("--option", "-o", "options", multiple=True, callback=_option,
               metavar="KEY=VALUE",
               help="A loader option, as in a spec's documents `options:` (repeatable), "
@@ -71,13 +66,12 @@ def path(query, file, loader, options, locations):
         select_file,
     )
     from flarespec.loaders import LoadError
-    from flarespec.loaders.limits import gc_paused
     from flarespec.output.visible import json_visible
 
     try:
         if loader is None:
             loader = loader_for(file)
-        found = gc_paused(select_file)(query, file, loader, options)
+        found = select_file(query, file, loader, options)
     except PathSyntaxError as refused:
         _fail(f"{refused} [spec.path-syntax]")
     except LoadError as problem:
@@ -85,15 +79,10 @@ def path(query, file, loader, options, locations):
     except (ValueError, OSError) as problem:
         _fail(f"{file}: {problem}" if not str(problem).startswith("cannot tell")
               else f"{problem}; name it with --as {'|'.join(LOADERS)}")
-    shown, printed = [], 0
-    for match in found:
-        shown.append({"location": match.location, "value": match.value} if locations
-                     else match.value)
-        printed = _printed_at_least(shown[-1], printed)
-        if printed > MAX_PRINTED:
-            _fail(f"{file}: what {query!r} selects ({len(found):,} nodes) prints more than "
-                  f"{MAX_PRINTED >> 20} MiB of JSON (a nested value's lines are indented once "
-                  f"per level): select less")
+    if locations:
+        shown = [{"location": match.location, "value": match.value} for match in found]
+    else:
+        shown = [match.value for match in found]
     echo(json_visible(json_text(shown)))  # a lone surrogate as \ud800, C1 and U+2028 escaped
 
 
@@ -103,21 +92,3 @@ def _fail(message: str):
 
     echo(f"flarespec: {visible(message)}", err=True)
     sys.exit(EXIT_REFUSED)
-
-
-def _printed_at_least(value, printed: int) -> int:
-    """``printed`` plus a lower bound of what the printed list's element ``value`` adds (a
-    line per value, indented two spaces a level; its strings), counted no further than
-    MAX_PRINTED."""
-    pending = [(value, 1)]
-    while pending and printed <= MAX_PRINTED:
-        value, level = pending.pop()
-        printed += 2 * level + 1
-        if isinstance(value, dict):
-            printed += sum(len(key) + 4 for key in value)
-            pending += [(item, level + 1) for item in value.values()]
-        elif isinstance(value, list):
-            pending += [(item, level + 1) for item in value]
-        elif isinstance(value, str):
-            printed += len(value) + 2
-    return printed
