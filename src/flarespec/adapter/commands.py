@@ -3,8 +3,11 @@
 Both validate two packets in full, match them on the spec's pair identities, and write a
 receipt atomically outside both packet roots. A metric appears in a receipt only when every
 check of both packets and of the pair passed; anything else is a rejection without a metric.
+A spec need not declare a metric: ``validate_pair`` then passes without one, while
+``measure``, which exports one for the runner, rejects at spec selection (``metric.undeclared``).
 No failure while choosing a spec, validating or comparing escapes as an exception: each
-becomes a violation, so it rejects and never passes.
+becomes a violation, so it rejects and never passes. An entry path spelled as a directory
+(``A/packet.json/``) is a wrong argument (``ValueError``), raised before anything is read.
 
 A packet is its root directory as named (the parent of the entry path, not resolved) plus
 its entry file name. Two paths are one packet only when both name the same directory
@@ -37,6 +40,7 @@ EXIT_PASS = 0
 EXIT_REJECTED = 2
 PEER_INVALID = "pair.peer-invalid"
 SAME_SPEC = "pair.same-spec"
+NO_METRIC = "metric.undeclared"  # measure only: the chosen spec declares no metric to export
 
 
 @dataclass
@@ -50,6 +54,11 @@ class PacketResult:
     @property
     def ok(self) -> bool:
         return self.spec is not None and self.report.ok and not self.selection_violations
+
+    @property
+    def to_validate(self) -> bool:
+        """A spec was chosen and nothing found while choosing it rejects the packet."""
+        return self.spec is not None and not self.selection_violations
 
     @property
     def violations(self) -> list[Violation]:
@@ -100,24 +109,51 @@ def choose_spec(entry: Path, spec_path: str | Path | None
         return None, [internal_error(bug, "while choosing the spec")]
 
 
-def validate_packet(entry: str | Path, role: str, spec_path: str | Path | None = None
-                    ) -> PacketResult:
+def validate_packet(entry: str | Path, role: str, spec_path: str | Path | None = None, *,
+                    needs_metric: bool = False) -> PacketResult:
     """Select the spec (or compile ``spec_path``) and validate one packet in full."""
-    chosen = _chosen(entry, role, spec_path)
-    return chosen if chosen.spec is None else _evaluated(chosen)
+    return _evaluated(_chosen(entry, role, spec_path, needs_metric=needs_metric))
 
 
-def _chosen(entry: str | Path, role: str, spec_path) -> PacketResult:
+def _chosen(entry: str | Path, role: str, spec_path, *, needs_metric: bool = False
+            ) -> PacketResult:
     """The packet with its spec chosen and nothing validated yet (an empty report), or,
-    when no spec can be chosen, its final result."""
-    entry = Path(entry)
+    when no spec can be chosen (or, with ``needs_metric``, the one chosen declares no
+    metric), its final result."""
+    entry = entry_path(entry)
     spec, selection = choose_spec(entry, spec_path)
+    if needs_metric and spec is not None and spec.metric is None:
+        selection = [no_metric(spec)]
     return PacketResult(role, entry, spec, Report(spec.id if spec else "none"), selection)
 
 
+def no_metric(spec: CompiledSpec) -> Violation:
+    """``measure`` only: its receipt exports one metric for the runner, and this spec
+    declares none. Found when the spec is chosen; nothing is validated."""
+    source = getattr(spec.resolved.chain[0], "path", None)
+    named = f"{spec.id} ({source})" if source else spec.id
+    return Violation(NO_METRIC, "error",
+                     f"spec {named} declares no metric; measure reports one metric for the "
+                     f"runner: use validate-pair, which validates a pair without one")
+
+
 def _evaluated(chosen: PacketResult) -> PacketResult:
+    """The chosen packet validated in full (returned as it is when it cannot be)."""
+    if not chosen.to_validate:
+        return chosen
     return PacketResult(chosen.role, chosen.entry, chosen.spec,
                         _run_evaluation(chosen.spec, chosen.entry))
+
+
+def entry_path(entry: str | Path) -> Path:
+    """A packet's entry path as given. Refused (``ValueError``) when its spelling names a
+    directory (``A/packet.json/``, :func:`receipt.directory_ending`): ``Path`` would drop
+    the ending and read the file before it, which the path given does not name."""
+    ending = receipts.directory_ending(entry)
+    if ending is not None:
+        raise ValueError(f"{os.fspath(entry)!r} names a directory (it ends with {ending!r}): "
+                         f"name the packet's entry file itself")
+    return Path(entry)
 
 
 def _run_evaluation(spec: CompiledSpec, entry: Path) -> Report:
@@ -250,27 +286,30 @@ def guard_cache(*entries: str | Path) -> str | None:
 
 
 def _validate_both(first: str | Path, second: str | Path, roles: tuple[str, str],
-                   output: str | Path, spec_path, *, peer_check: bool
+                   output: str | Path, spec_path, *, measuring: bool
                    ) -> tuple[Path, PacketResult, PacketResult, list[Violation]]:
-    """Refuse a bad output first, then validate both packets (once if they are the same);
-    no spec is opened before the cache has been refused if a packet root holds it."""
+    """Refuse a bad entry path or output first, then validate both packets (once if they
+    are the same); no spec is opened before the cache has been refused if a packet root
+    holds it. ``measuring``: the first packet's spec must declare a metric (``measure``
+    exports it), and an invalid peer is ``pair.peer-invalid``."""
+    first, second = entry_path(first), entry_path(second)
     target = receipts.check_output(output, first, second)
     receipts.refuse_inputs(output, target, [(spec_path, "the --spec file")] if spec_path
                            is not None and Path(spec_path).exists() else [])
     guard_cache(first, second)
     if same_packet(first, second):
-        one = two = validate_packet(first, roles[0], spec_path)
+        one = two = validate_packet(first, roles[0], spec_path, needs_metric=measuring)
     else:
-        one, two = _validate_two(_chosen(first, roles[0], spec_path),
+        one, two = _validate_two(_chosen(first, roles[0], spec_path, needs_metric=measuring),
                                  _chosen(second, roles[1], spec_path))
-    return target, one, two, _pair_violations(one, two, peer_check=peer_check)
+    return target, one, two, _pair_violations(one, two, peer_check=measuring)
 
 
 def _validate_two(one: PacketResult, two: PacketResult) -> tuple[PacketResult, PacketResult]:
     """Both packets validated: the second in a forked worker while this process validates
     the first, when two cores are there to use (``FLARESPEC_JOBS``, see parallel.py)."""
-    if one.spec is None or two.spec is None or not parallel.enabled():
-        return (_evaluated(one) if one.spec else one), (_evaluated(two) if two.spec else two)
+    if not (one.to_validate and two.to_validate and parallel.enabled()):
+        return _evaluated(one), _evaluated(two)
     worker = parallel.start(_run_evaluation, two.spec, two.entry)
     first = _evaluated(one)
     report = parallel.result(worker, lambda bug: _failed_report(two.spec, bug))
@@ -304,17 +343,18 @@ def _inputs_read(*results: PacketResult) -> list[tuple[str, str]]:
 def measure(packet: str | Path, peer: str | Path, output: str | Path, *,
             spec_path: str | Path | None = None) -> Outcome:
     """Validate both packets and their pair; export the packet's metric only if all pass.
-    An invalid peer adds ``pair.peer-invalid``: the packet itself may be valid."""
+    An invalid peer adds ``pair.peer-invalid``: the packet itself may be valid. A spec
+    without a metric is ``metric.undeclared`` for the packet, found before it is validated."""
     checked = _validate_both(packet, peer, ("packet", "peer"), output, spec_path,
-                             peer_check=True)
+                             measuring=True)
     return _finish(checked[0], receipts.measure_receipt, *checked[1:])
 
 
 def validate_pair(baseline: str | Path, candidate: str | Path, output: str | Path, *,
                   spec_path: str | Path | None = None) -> Outcome:
-    """Validate both packets and their pair; record both metrics under "pair" only if all
-    pass. Both packets are subjects here: each one's violations are listed under its role,
+    """Validate both packets and their pair; record both metrics (when the spec declares
+    one) under "pair" only if all pass. Both packets are subjects here: each one's violations are listed under its role,
     with no ``pair.peer-invalid``."""
     checked = _validate_both(baseline, candidate, ("baseline", "candidate"), output,
-                             spec_path, peer_check=False)
+                             spec_path, measuring=False)
     return _finish(checked[0], receipts.pair_receipt, *checked[1:])

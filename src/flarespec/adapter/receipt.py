@@ -1,8 +1,8 @@
 """Receipts: the machine contract of a run, where they may go, and how they are written.
 
 Schema ``flarespec-receipt-v1`` is documented in docs/receipt.md. A receipt holds a metric
-value only when its status is "pass"; a rejection carries every violation and no metric,
-no samples, no per-packet values.
+value only when its status is "pass" and its spec declares a metric (``measure`` requires
+one); a rejection carries every violation and no metric, no samples, no per-packet values.
 
 The output path is checked before any packet is read (:func:`check_output`): never inside a
 packet root, never over anything but a regular file, never through a symlink. The receipt is
@@ -152,7 +152,10 @@ def _trailer(results, pair_violations) -> dict:
 
 
 def _metric_value(result) -> dict:
-    return nest(result.report.metric["key"], result.report.metric["value"])
+    """``{"metrics": {KEY: value}}`` of a passing packet; ``{}`` when its spec declares no
+    metric (``metric`` is optional in a spec, and so in a receipt: docs/receipt.md)."""
+    metric = result.report.metric
+    return {} if metric is None else nest(metric["key"], metric["value"])
 
 
 def measure_receipt(own, peer, pair_violations, passed: bool) -> dict:
@@ -194,6 +197,19 @@ def packet_roots(entry: str | Path) -> set[str]:
                 os.path.dirname(os.path.realpath(entry))}
     except (UnicodeEncodeError, ValueError):  # a name no file can have: nothing to resolve
         return {os.path.abspath(given)}
+
+
+def directory_ending(path: str | os.PathLike) -> str | None:
+    """How a path's spelling names a directory, its last component empty or ``.``
+    (``"/"`` for ``A/f.json/``, ``"/."`` for ``A/f.json/.``), or None. ``Path`` drops such an
+    ending (``Path("A/f.json/")`` is ``A/f.json``), so it is looked for in the text given."""
+    text = os.fspath(path)
+    if not isinstance(text, str):
+        return None
+    if os.altsep:
+        text = text.replace(os.altsep, os.sep)
+    parts = text.rsplit(os.sep, 1)
+    return os.sep + parts[1] if len(parts) == 2 and parts[1] in ("", ".") else None
 
 
 def _non_directory_parent(given: Path) -> str | None:
@@ -263,8 +279,10 @@ def check_output(output: str | Path, *entries: str | Path) -> Path:
     root of any packet (:func:`packet_roots`, :func:`_root_holding`), or when something
     other than a regular file is there (:func:`_kind_problem`)."""
     given = Path(output)
-    if not given.name:
-        raise OutputRefused(f"output {str(output)!r} names no file")
+    ending = directory_ending(output)
+    if not given.name or ending is not None:
+        raise OutputRefused(f"output {str(output)!r} names no file"
+                            + (f" (it ends with {ending!r})" if ending else ""))
     blocker = _non_directory_parent(given)
     if blocker is not None:
         raise OutputRefused(f"output {output}: {blocker} is not a directory")
@@ -357,10 +375,18 @@ def _signals_held():
 
 def write_atomically(target: Path, receipt: dict) -> None:
     """Write to a temporary file beside the target, fsync, then rename over it.
-    Raises :class:`ReceiptUnwritable` (nothing left behind) when that fails. From the
-    temporary file's creation to its rename (or removal), terminating signals are held
+    Raises :class:`ReceiptUnwritable` when that fails, with no temporary file left and no
+    earlier file at the target either (:func:`_clear_earlier`: after a failed run the path
+    never holds a receipt of another run); the message says which. From the temporary
+    file's creation to its rename (or removal), terminating signals are held
     (:func:`_signals_held`): SIGTERM, SIGHUP, SIGINT... never leave a ``.NAME.HEX.tmp``."""
-    data = _serialize(receipt)
+    try:
+        _write(target, _serialize(receipt))
+    except ReceiptUnwritable as problem:
+        raise ReceiptUnwritable(f"{problem}; {_clear_earlier(target)}") from None
+
+
+def _write(target: Path, data: bytes) -> None:
     temporary = None
     with _signals_held():
         try:
@@ -378,6 +404,22 @@ def write_atomically(target: Path, receipt: dict) -> None:
         except BaseException:
             _discard(temporary)
             raise
+
+
+def _clear_earlier(target: Path) -> str:
+    """Remove the regular file an earlier run left at ``target`` (the receipt would have
+    replaced it): a runner reading the path after a failed run finds no receipt rather than
+    an old one. Says what is at the path now."""
+    try:
+        if not stat.S_ISREG(os.lstat(target).st_mode):
+            return f"the non-file at {target} is left as it was"
+        os.unlink(target)
+    except (FileNotFoundError, NotADirectoryError):
+        return f"no file is at {target}"
+    except OSError as problem:
+        return (f"the earlier file at {target} could not be removed ({_reason(problem, target)}) "
+                f"and is not this run's receipt")
+    return f"the earlier file at {target} was removed (it was not this run's receipt)"
 
 
 def _reason(problem: OSError, target: Path) -> str:

@@ -147,7 +147,10 @@ def read_receipt(path: str | Path) -> ReceiptView:
 
 def _verdict_problems(view: ReceiptView) -> list[str]:
     """What a well-typed receipt may still get wrong: a role's record missing, a pass with
-    violations or without its metric, a rejection without a violation or with a metric."""
+    violations or without its metric, a rejection without a violation or with a metric.
+    The metric is optional (a spec may declare none), except in a ``measure`` pass, which
+    exports it; a ``validate-pair`` pass carries it in both records or in neither (both
+    packets follow one spec)."""
     where = {"measure": "$.{role}", "validate-pair": "$.pair.{role}"}[view.command]
     problems = [f"{where.format(role=role)}: required for {view.command}"
                 for role in view.roles if not view.packet(role)]
@@ -156,9 +159,15 @@ def _verdict_problems(view: ReceiptView) -> list[str]:
     if view.passed:
         if view.violations:
             problems.append("$.violations: a pass lists no violation")
-        metric_roles = view.roles[:1] if view.command == "measure" else view.roles
-        problems += [f"{where.format(role=role)}.metric: a pass carries its metric"
-                     for role in metric_roles if "metric" not in view.packet(role)]
+        if view.command == "measure":
+            problems += [f"{where.format(role=role)}.metric: a measure pass carries its "
+                         f"metric" for role in view.roles[:1] if "metric" not in view.packet(role)]
+        else:
+            lacking = [role for role in view.roles if "metric" not in view.packet(role)]
+            if len(lacking) == 1:
+                problems.append(f"{where.format(role=lacking[0])}.metric: a pass carries the "
+                                f"metric in both records or in neither (both packets follow "
+                                f"one spec)")
     else:
         if not view.violations:
             problems.append("$.violations: a rejection lists at least one violation")
@@ -168,7 +177,10 @@ def _verdict_problems(view: ReceiptView) -> list[str]:
 
 
 def metric_sentence(view: ReceiptView, role: str) -> str:
-    metric = view.metric(role) or {}
+    """``KEY = VALUE UNIT`` of a passing packet, or that its spec declares no metric."""
+    metric = view.metric(role)
+    if metric is None:
+        return f"no metric (spec {view.packet(role).get('spec')} declares none)"
     return f"{metric.get('key')} = {metric.get('value')} {metric.get('unit', '')}".rstrip()
 
 
@@ -252,7 +264,7 @@ def receipt_report(view: ReceiptView, output: str | Path | None = None, *,
 
 def _engine_rules() -> dict[str, Rule]:
     """The rule ids no spec declares (docs/receipt.md), described once."""
-    from flarespec.adapter.commands import PEER_INVALID, SAME_SPEC
+    from flarespec.adapter.commands import NO_METRIC, PEER_INVALID, SAME_SPEC
     from flarespec.adapter.select import SPEC_INVALID, UNSUPPORTED
     from flarespec.engine.problems import INTERNAL_ERROR, METRIC_UNAVAILABLE
 
@@ -261,6 +273,7 @@ def _engine_rules() -> dict[str, Rule]:
             PEER_INVALID: "The peer packet is invalid, so the measured packet exports no metric.",
             SAME_SPEC: "Both packets must be validated against the same spec.",
             METRIC_UNAVAILABLE: "The metric could not be computed from the evidence.",
+            NO_METRIC: "The spec declares no metric, and measure exports one for the runner.",
             INTERNAL_ERROR: "A bug, or an input no check foresaw: it rejects, it never passes."}
     return {rule: Rule(rule, text, f"{text} Engine-level rule: docs/receipt.md.")
             for rule, text in said.items()}

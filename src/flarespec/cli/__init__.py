@@ -21,9 +21,23 @@ from flarespec.cli.lazy import LazyGroup
 
 EXIT_REJECTED = 2
 
-# A packet path is not checked here: a missing, unreadable or non-regular packet.json
-# (even a directory) is evidence, reported in a rejection receipt, not a usage error.
-PACKET = click.Path(path_type=str)
+# A packet path is not checked here (readable=False: click would refuse an unreadable file
+# as a usage error): a missing, unreadable or non-regular packet.json (even a directory) is
+# evidence, reported in a rejection receipt. Only a path spelled as a directory
+# (`A/packet.json/`, which names no file) is a usage error (packet_path).
+PACKET = click.Path(path_type=str, readable=False)
+
+
+def packet_path(_ctx, _param, value: str) -> str:
+    """A ``--packet``/``--peer``/``--baseline``/``--candidate`` value, refused only when its
+    spelling names a directory (adapter.commands.entry_path says why)."""
+    from flarespec.adapter.commands import entry_path
+
+    try:
+        entry_path(value)
+    except ValueError as problem:
+        raise click.BadParameter(str(problem)) from None
+    return value
 
 
 # name -> ("module:attribute", summary listed by `flarespec --help` without importing it)
@@ -146,7 +160,7 @@ def spec_reference(_ctx, _param, value: str | None) -> str | None:
 
 
 _RECEIPT_OPTIONS = (
-    click.option("--output", required=True, type=click.Path(path_type=str),
+    click.option("--output", required=True, type=click.Path(path_type=str, readable=False),
                  help="Receipt path: outside both packet roots, not a symlink, and a "
                       "regular file if it exists (it is replaced)."),
     click.option("--spec", "spec_path", metavar="ID|FILE",
@@ -236,8 +250,9 @@ Environment:
 
 
 @main.command(epilog=RUNNER_ENVIRONMENT)
-@click.option("--packet", required=True, type=PACKET, help="The packet to measure (its packet.json).")
-@click.option("--peer", required=True, type=PACKET,
+@click.option("--packet", required=True, type=PACKET, callback=packet_path,
+              help="The packet to measure (its packet.json).")
+@click.option("--peer", required=True, type=PACKET, callback=packet_path,
               help="The packet it is compared with; may be the packet itself.")
 @receipt_options
 def measure(packet, peer, output, spec_path, quiet, verbose, fmt, root):
@@ -254,8 +269,10 @@ def measure(packet, peer, output, spec_path, quiet, verbose, fmt, root):
 
 
 @main.command("validate-pair", epilog=RUNNER_ENVIRONMENT)
-@click.option("--baseline", required=True, type=PACKET, help="The baseline packet.json.")
-@click.option("--candidate", required=True, type=PACKET, help="The candidate packet.json.")
+@click.option("--baseline", required=True, type=PACKET, callback=packet_path,
+              help="The baseline packet.json.")
+@click.option("--candidate", required=True, type=PACKET, callback=packet_path,
+              help="The candidate packet.json.")
 @receipt_options
 def validate_pair(baseline, candidate, output, spec_path, quiet, verbose, fmt, root):
     """Validate BASELINE and CANDIDATE in full and check that they are comparable.
