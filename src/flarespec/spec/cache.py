@@ -72,7 +72,7 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 # Far above any spec file (flarespec.spec.load.MAX_SPEC_BYTES) or hook module source.
 MAX_WITNESS_BYTES = 1 << 24
 # The largest entry file read or written: the bundled specs' entry is about 0.2 MiB (213 KiB
-# from the 43 KB of YAML bundled today), a spec file at most 512 KiB: 64 MiB is far above any
+# from the 43 KB of YAML bundled today), a spec file at most half a MiB: 64 MiB is far above any
 # real entry and bounds what a file planted at an entry's name costs (3 GiB was read whole).
 MAX_ENTRY_BYTES = 64 << 20
 _STAMP_BYTES = 2 * 64 + 1  # the code-digest file: "<stat key>\n<digest>"
