@@ -114,3 +114,21 @@ def test_the_reader_still_refuses_a_pass_missing_a_metric_it_must_carry(pair, tm
     shown = run("report", measured)
     assert shown.exit_code == 2 and "$.packet.metric: a measure pass carries its metric" \
         in shown.output
+
+
+def test_spec_test_judges_a_spec_without_a_metric_by_its_rules(pair, tmp_path):
+    """``spec test`` measures each case; for a spec that declares no metric it asks for no
+    metric (``needs_metric=False``), so its accepted cases pass and its rejected ones are
+    judged by their rules, not all refused with ``metric.undeclared``."""
+    from flarespec.adapter.commands import measure
+
+    passed = measure(pair[0], pair[1], tmp_path / "ok.json", spec_path=SPEC,
+                     needs_metric=False)
+    assert passed.exit_code == 0 and passed.receipt["status"] == "pass"
+    assert metric_keys(passed.receipt) == set()
+    stock = pair[1].parent / "stock.json"
+    stock.write_text(stock.read_text().replace('"a": 1', '"a": 5'))
+    rejected = measure(pair[1], pair[0], tmp_path / "no.json", spec_path=SPEC,
+                       needs_metric=False)
+    rules = {v["rule"] for v in rejected.receipt["violations"]}
+    assert rejected.exit_code == 2 and NO_METRIC not in rules and "toy.item.count" in rules

@@ -95,7 +95,7 @@ def test_an_unknown_extension_is_a_clear_error(tmp_path):
     text.write_text("{}")
     message = refused(run("path", "$", text))
     assert "cannot tell how to load" in message and "'.txt' names no loader" in message
-    assert "--as json|sse|prometheus|text" in message
+    assert "--as json|jsonl|csv|sse|prometheus|text" in message
 
 
 @pytest.mark.parametrize("query, named", [

@@ -1071,7 +1071,7 @@ def test_lines_are_looked_up_only_for_reported_failures(tmp_path, monkeypatch):
 
     asked = []
 
-    def locate(loader, value, location):
+    def locate(loader, value, location, lines=None):
         asked.append((loader, location))
         return 42
     monkeypatch.setattr(module, "locate_line", locate)

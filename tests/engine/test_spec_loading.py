@@ -494,7 +494,8 @@ def test_at_pins_unknown_iteration(tmp_path):
 def test_unknown_loader(tmp_path):
     assert issues(tmp_path, "", head=HEAD.replace("json", "xml")) == [
         (5, 9, "spec.unknown-loader",
-         "unknown loader 'xml'; known: bytes, directory, json, prometheus, sse, text")]
+         "unknown loader 'xml'; known: bytes, csv, directory, json, jsonl, prometheus, sse, "
+         "text")]
 
 
 # --------------------------------------------------------------------------- constants
@@ -750,7 +751,8 @@ def test_max_mib_on_a_streamed_document_is_a_spec_error(tmp_path, loader):
     head = HEAD + f"  raw: {{loader: {loader}, path: raw, options: {{max_mib: 64}}}}\n"
     assert issues(tmp_path, "", head=head) == [
         (6, 40 + len(loader), "spec.document-option",
-         f"max_mib applies to documents read whole (json, prometheus, sse, text); "
+         f"max_mib applies to documents read whole (csv, json, jsonl, prometheus, sse, "
+         f"text); "
          f"a {loader} document is never read whole")]
 
 

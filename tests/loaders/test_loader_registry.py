@@ -10,8 +10,8 @@ from flarespec.loaders import KNOWN_LOADERS, LOADERS, FileStore, LoadError, get_
 
 
 def test_known_loaders():
-    assert KNOWN_LOADERS == {"json", "sse", "prometheus", "text", "bytes"}
-    assert set(LOADERS) == {"json", "sse", "prometheus", "text"}
+    assert KNOWN_LOADERS == {"json", "jsonl", "csv", "sse", "prometheus", "text", "bytes"}
+    assert set(LOADERS) == {"json", "jsonl", "csv", "sse", "prometheus", "text"}
 
 
 def test_json_loader():
@@ -72,7 +72,7 @@ def test_loaders_import_no_third_party_module():
     assert out.strip() == "[]"
 
 
-@pytest.mark.parametrize("name", ["json", "sse", "prometheus", "text"])
+@pytest.mark.parametrize("name", ["json", "jsonl", "csv", "sse", "prometheus", "text"])
 def test_every_parsing_loader_refuses_a_document_over_the_size_limit(name, monkeypatch):
     monkeypatch.setattr(limits, "MAX_DOCUMENT_BYTES", 8)
     assert get_loader(name)(b"{}\n" if name != "prometheus" else b"m 1\n", {}) is not None
@@ -116,7 +116,7 @@ def test_garbage_collector_paused_while_parsing_and_restored_after():
         gc.enable()
 
 
-@pytest.mark.parametrize("name", ["json", "sse", "prometheus"])
+@pytest.mark.parametrize("name", ["json", "jsonl", "csv", "sse", "prometheus"])
 def test_parsing_loaders_restore_the_garbage_collector_even_on_error(name):
     for data in (b"{}\n\n", b"\xff"):
         try:
@@ -129,6 +129,8 @@ def test_parsing_loaders_restore_the_garbage_collector_even_on_error(name):
 # A document of 1.5 MiB each parsing loader accepts: padding its format ignores.
 _PADDED = {
     "json": b" " * (3 * limits.MIB // 2) + b"{}",
+    "jsonl": b" " * (3 * limits.MIB // 2) + b"{}",
+    "csv": b"a\n" + b"x" * (3 * limits.MIB // 2),
     "sse": b":" + b"x" * (3 * limits.MIB // 2) + b"\n",
     "prometheus": b"# " + b"x" * (3 * limits.MIB // 2) + b"\n",
     "text": b"x" * (3 * limits.MIB // 2),

@@ -286,7 +286,8 @@ def guard_cache(*entries: str | Path) -> str | None:
 
 
 def _validate_both(first: str | Path, second: str | Path, roles: tuple[str, str],
-                   output: str | Path, spec_path, *, measuring: bool
+                   output: str | Path, spec_path, *, measuring: bool,
+                   needs_metric: bool = True
                    ) -> tuple[Path, PacketResult, PacketResult, list[Violation]]:
     """Refuse a bad entry path or output first, then validate both packets (once if they
     are the same); no spec is opened before the cache has been refused if a packet root
@@ -298,9 +299,11 @@ def _validate_both(first: str | Path, second: str | Path, roles: tuple[str, str]
                            is not None and Path(spec_path).exists() else [])
     guard_cache(first, second)
     if same_packet(first, second):
-        one = two = validate_packet(first, roles[0], spec_path, needs_metric=measuring)
+        one = two = validate_packet(first, roles[0], spec_path,
+                                    needs_metric=measuring and needs_metric)
     else:
-        one, two = _validate_two(_chosen(first, roles[0], spec_path, needs_metric=measuring),
+        one, two = _validate_two(_chosen(first, roles[0], spec_path,
+                                         needs_metric=measuring and needs_metric),
                                  _chosen(second, roles[1], spec_path))
     return target, one, two, _pair_violations(one, two, peer_check=measuring)
 
@@ -341,12 +344,13 @@ def _inputs_read(*results: PacketResult) -> list[tuple[str, str]]:
 
 
 def measure(packet: str | Path, peer: str | Path, output: str | Path, *,
-            spec_path: str | Path | None = None) -> Outcome:
+            spec_path: str | Path | None = None, needs_metric: bool = True) -> Outcome:
     """Validate both packets and their pair; export the packet's metric only if all pass.
     An invalid peer adds ``pair.peer-invalid``: the packet itself may be valid. A spec
-    without a metric is ``metric.undeclared`` for the packet, found before it is validated."""
+    without a metric is ``metric.undeclared`` for the packet, found before it is validated
+    (``needs_metric=False``: a pass without one, for ``spec test`` of such a spec)."""
     checked = _validate_both(packet, peer, ("packet", "peer"), output, spec_path,
-                             measuring=True)
+                             measuring=True, needs_metric=needs_metric)
     return _finish(checked[0], receipts.measure_receipt, *checked[1:])
 
 

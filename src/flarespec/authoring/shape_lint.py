@@ -24,10 +24,11 @@ from flarespec.spec.errors import ERROR, SpecIssue, did_you_mean
 
 NO_SHAPE = "spec.no-shape"
 UNUSED_SHAPE = "spec.unused-shape"
-# loaders whose values are JSON values (an SSE stream's data parsed as JSON): each such
+# loaders whose values are JSON values (an SSE stream's data parsed as JSON, the records of
+# JSON Lines, a CSV table's rows: its shape also says which columns hold numbers): each such
 # document declares its shape; the others (bytes, directory, text, prometheus) give the
 # loader's own checked structure
-JSON_LOADERS = frozenset({"json", "sse"})
+JSON_LOADERS = frozenset({"json", "jsonl", "csv", "sse"})
 UNDECLARED_MEMBER = "spec.undeclared-member"
 _UNKNOWN = object()  # a place whose shape cannot be told statically: not judged
 

@@ -7,7 +7,7 @@ import sys
 import click
 
 EXIT_REFUSED = 2
-LOADERS = ("json", "sse", "prometheus", "text")
+LOADERS = ("json", "jsonl", "csv", "sse", "prometheus", "text")  # built in; plug-ins too
 
 
 def _option(_ctx, _param, values: tuple) -> dict:
@@ -30,9 +30,10 @@ def _option(_ctx, _param, values: tuple) -> dict:
 @click.command("path")
 @click.argument("query", metavar="QUERY")
 @click.argument("file", metavar="FILE", type=click.Path(dir_okay=False, path_type=str))
-@click.option("--as", "loader", type=click.Choice(LOADERS), default=None,
-              help="The loader, as a spec's documents name it (default: from FILE's "
-                   "extension: .json json, .sse sse, .prom prometheus).")
+@click.option("--as", "loader", metavar="LOADER", default=None,
+              help=f"The loader, as a spec's documents name it: {', '.join(LOADERS)} or an "
+                   f"installed plug-in's (default: from FILE's extension: .json json, .jsonl "
+                   f"jsonl, .csv csv, .sse sse, .prom prometheus).")
 @click.option("--option", "-o", "options", multiple=True, callback=_option,
               metavar="KEY=VALUE",
               help="A loader option, as in a spec's documents `options:` (repeatable), "

@@ -109,9 +109,11 @@ class Describing:
         if loaded is None or loaded.loader is None or not locates_lines(loaded.loader):
             return None
         try:
-            if loaded.released:  # its element's rules are done: read again (documents.py)
+            # released once its element's rules were done: read again (documents.py),
+            # unless its format's lines were kept beside the value (jsonl, csv)
+            if loaded.released and loaded.lines is None:
                 self._reload(loaded)
-            line = locate_line(loaded.loader, loaded.value, location)
+            line = locate_line(loaded.loader, loaded.value, location, loaded.lines)
         except Exception:  # a line number must not turn a clear violation into a crash
             return None
         return line if isinstance(line, int) and not isinstance(line, bool) else None

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flarespec.engine.problems import INTERNAL_ERROR, Unavailable, Unresolvable
-from flarespec.loaders import LOADERS, load_bytes_head
+from flarespec.loaders import load_bytes_head, load_document
 from flarespec.loaders.errors import LoadError
 from flarespec.loaders.files import FileStore
 from flarespec.loaders.limits import document_limit
@@ -39,6 +39,8 @@ class Loaded:
     released: bool = False
     # the violations its loading emitted (engine/sink.py): moved to whoever asks first
     groups: tuple = ()
+    # a records format's file line of each element (jsonl, csv), kept when released
+    lines: Any = None
 
 
 def _matched(found: int) -> str:
@@ -170,7 +172,8 @@ class Documents:
             if document.loader == "bytes":
                 head = int(document.options.get("head_bytes", 64))
                 return Loaded(load_bytes_head(self.store, path, head), path)
-            loaded = Loaded(self._parsed(document, path), path, loader=document.loader)
+            value, lines = self._parsed(document, path)
+            loaded = Loaded(value, path, loader=document.loader, lines=lines)
             self._by_path.setdefault(path, loaded)
             if document.shape is not None and self._check_shapes \
                     and not self._has_shape(document, loaded, scope):
@@ -207,10 +210,10 @@ class Documents:
                           line=self._line_of(loaded.path, location))
         return not problems
 
-    def _parsed(self, document, path: str):
-        """The document's value: parsed now, or when its file was read early for a digest
-        (then whatever the loader raised is raised now, where the document is loaded, so
-        violations keep their order)."""
+    def _parsed(self, document, path: str) -> tuple:
+        """The document's (value, lines): parsed now, or when its file was read early for a
+        digest (then whatever the loader raised is raised now, where the document is loaded,
+        so violations keep their order)."""
         ahead = self._parsed_ahead.get(path)
         if ahead is not None and ahead[0] is document:
             del self._parsed_ahead[path]
@@ -218,8 +221,7 @@ class Documents:
                 raise ahead[1]
             return ahead[1]
         self._read.add(path)
-        return LOADERS[document.loader](
-            self.store.read_bytes(path, document_limit(document.options)), document.options)
+        return _parse(document, self.store.read_bytes(path, document_limit(document.options)))
 
     def _load_all_documents(self, done=frozenset()) -> None:
         """Touch every document instance so that none escapes unchecked (those of the
@@ -282,7 +284,7 @@ class Documents:
             data = self.store.read_bytes(loaded.path, document_limit(document.options))
             if hashlib.sha256(data).hexdigest() != self.store.sha256(loaded.path):
                 raise ValueError("its bytes differ from the ones validated first")
-            loaded.value = LOADERS[document.loader](data, document.options)
+            loaded.value, loaded.lines = _parse(document, data)
             loaded.released = False
             self._reloaded.append(loaded)
             if len(self._reloaded) > _RELOADED_KEPT:
@@ -328,9 +330,8 @@ class Documents:
         if document is not None and path not in self._read:
             self._read.add(path)
             try:
-                outcome = LOADERS[document.loader](
-                    self.store.read_bytes(path, document_limit(document.options)),
-                    document.options)
+                outcome = _parse(document, self.store.read_bytes(
+                    path, document_limit(document.options)))
             except Exception as problem:  # raised again where the document is loaded
                 outcome = problem
             self._parsed_ahead[path] = (document, outcome)
@@ -338,3 +339,10 @@ class Documents:
             return self.store.sha256(path)
         except (LoadError, OSError):
             return None
+
+
+def _parse(document, data: bytes) -> tuple:
+    """(value, lines) of a document's bytes by its loader (loaders.load_document), which
+    reads the declared shape when its format takes one (csv: the columns of numbers)."""
+    shape = document.shape.node if document.shape is not None else None
+    return load_document(document.loader, data, document.options, shape)

@@ -269,7 +269,8 @@ def compile_pointer(source: str) -> PointerTemplate:
 
 # A file's loader by its extension, for selecting from one file outside a spec (``flarespec
 # path``); a spec always names its documents' loaders.
-LOADER_BY_EXTENSION = {".json": "json", ".sse": "sse", ".prom": "prometheus"}
+LOADER_BY_EXTENSION = {".json": "json", ".jsonl": "jsonl", ".csv": "csv", ".sse": "sse",
+                       ".prom": "prometheus"}
 
 
 def loader_for(file: str) -> str:
@@ -290,15 +291,21 @@ def load_file(file: str, loader: str, options: dict | None = None) -> Any:
     (the same loader, options and size limit); LoadError or ValueError when it does not load."""
     import os
 
-    from flarespec.loaders import LOADERS, FileStore, document_limit
+    from flarespec.loaders import (
+        FileStore,
+        document_limit,
+        find_loader,
+        load_document,
+        unknown_loader,
+    )
 
     options = dict(options or {})
-    if loader not in LOADERS:
-        raise ValueError(f"unknown loader {loader!r}; known: {', '.join(sorted(LOADERS))}")
+    if find_loader(loader) is None:  # a plug-in's name too
+        raise ValueError(unknown_loader(loader))
     real = os.path.realpath(file)
     data = FileStore(os.path.dirname(real)).read_bytes(os.path.basename(real),
                                                       document_limit(options))
-    return LOADERS[loader](data, options)
+    return load_document(loader, data, options)[0]  # no shape here: csv cells stay text
 
 
 def select_file(selector: str, file: str, loader: str, options: dict | None = None

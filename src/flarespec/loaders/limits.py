@@ -30,6 +30,9 @@ MAX_SSE_EVENTS = 1 << 20
 MAX_SSE_RETRY = (1 << 63) - 1
 # Samples of one exposition: each costs a sample dict and its labels (about 0.5 KB).
 MAX_SAMPLES = 1 << 20
+# Records of one CSV document: each costs an object (about 0.2 KB without its cells), and a
+# blank line is a record of a one-column table, so 32 MiB of line ends would be 33 million.
+MAX_CSV_ROWS = 1 << 20
 
 
 def document_limit(options: dict) -> int:

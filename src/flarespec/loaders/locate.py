@@ -1,9 +1,12 @@
 """From a place in a loader's output back to the line of the file it came from.
 
 A violation found by a rule names a JSONPath inside the loader's OUTPUT (``$.events[9].json``,
-``$.unlabelled.requests_total``); a person needs the line of the FILE. The loaders that keep
-line numbers in their output (``sse``, ``prometheus``) say here how to read them back. This
-is called only when a failure is reported, so it may scan the output; it never raises.
+``$.unlabelled.requests_total``, ``$[3].count``); a person needs the line of the FILE. The
+loaders that keep line numbers in their output (``sse``, ``prometheus``) say here how to
+read them back; the records formats (``jsonl``, ``csv``, a plug-in declaring ``records``)
+keep one line per element beside the value (``record_line``). The registry
+(loaders/registry.py: ``locate_line``) picks the locator of a document's format. This is
+called only when a failure is reported, so it may scan the output; it never raises.
 """
 
 from __future__ import annotations
@@ -18,18 +21,11 @@ _TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*:(?=\$)")
 _FIRST = 0  # a wildcard step stands for the first element: the first line it matched
 
 
-def locates_lines(loader_name: str) -> bool:
-    """Whether ``locate_line`` can ever tell a line of this loader's output."""
-    return loader_name in _LOCATORS
-
-
-def locate_line(loader_name: str, value, location: str) -> int | None:
-    """The 1-based line of the file that the place ``location`` (a JSONPath into ``value``,
-    the output of loader ``loader_name``, or a reference's text ``target:$...``) came from,
-    or None when it cannot be told. A wildcard step (``[*]``) gives the line of the first
-    element it matches."""
-    locator = _LOCATORS.get(loader_name)
-    if locator is None or not isinstance(location, str):
+def locate_with(locator, value, location: str) -> int | None:
+    """``locator(value, steps)`` for the first steps of ``location`` (a JSONPath, or a
+    reference's text ``target:$...``), or None when it cannot tell. A wildcard step
+    (``[*]``) gives the line of the first element it matches."""
+    if not isinstance(location, str):
         return None
     target = _TARGET.match(location)
     if target:
@@ -50,7 +46,12 @@ def _steps(location: str, wanted: int) -> list:
             for key in leading_keys(location, wanted, wildcards=True)]
 
 
-def _sse_line(value: dict, steps: list) -> int | None:
+def record_line(lines, steps: list) -> int | None:
+    """A records format: ``$[i]`` and anything inside it is on ``lines[i]``."""
+    return lines[_index(steps[0])] if steps else None
+
+
+def sse_line(value: dict, steps: list) -> int | None:
     """Events and lines after the terminator carry their line (an index or a wildcard
     step picks one); the terminator its own; an unterminated block where it began."""
     if not steps:
@@ -65,7 +66,7 @@ def _sse_line(value: dict, steps: list) -> int | None:
     return None
 
 
-def _prometheus_line(value: dict, steps: list) -> int | None:
+def prometheus_line(value: dict, steps: list) -> int | None:
     head = steps[0]
     if head in ("samples", "families"):
         return value[head][_index(steps[1])]["line"]
@@ -93,6 +94,3 @@ def _index(step) -> int:
     if type(step) is not int:
         raise TypeError("not an index")
     return step
-
-
-_LOCATORS = {"sse": _sse_line, "prometheus": _prometheus_line}

@@ -26,7 +26,7 @@ from flarespec.engine.refs import (
     Ref,
     compile_ref,
 )
-from flarespec.loaders import KNOWN_LOADERS
+from flarespec.loaders import KNOWN_LOADERS, find_loader, unknown_loader
 from flarespec.loaders.limits import MAX_DOCUMENT_CEILING_MIB, MAX_MIB_OPTION
 from flarespec.spec.errors import SpecInvalid, SpecIssue, did_you_mean
 from flarespec.spec.resolve import ResolvedSpec
@@ -384,10 +384,7 @@ class _Compiler:
             if name in self.iteration_specs or name == CONSTANTS:
                 self.issue(f"document {name!r} has the name of an iteration or of 'constants'",
                            self.document_specs, name, "spec.name-clash")
-            if source["loader"] not in KNOWN_LOADERS | {"directory"}:
-                self.issue(f"unknown loader {source['loader']!r}; known: "
-                           f"{', '.join(sorted(KNOWN_LOADERS | {'directory'}))}", source, "loader",
-                           "spec.unknown-loader")
+            self.loader(source)
             self.size_option(source)
             each = source.get("each")
             if each and each not in self.iteration_specs:
@@ -407,6 +404,19 @@ class _Compiler:
                 source.get("rule", f"document.{name}"), source.get("description", ""),
                 self.shape(shapes, name, source))
         return compiled
+
+    def loader(self, source) -> None:
+        """The loader is built in or a plug-in's (docs/loaders.md, "Plug-ins"), whose module
+        the receipt then binds and the cache checks, as a hook module."""
+        name = source["loader"]
+        if name in KNOWN_LOADERS or name == "directory":
+            return
+        plugin = find_loader(name)
+        if plugin is None:
+            self.issue(unknown_loader(name, also=STREAMED_LOADERS), source, "loader",
+                       "spec.unknown-loader")
+        else:
+            self.hook_modules.add(plugin.module)
 
     def shape(self, shapes: ShapeCompiler, name: str, source) -> Shape | None:
         if "shape" not in source:
