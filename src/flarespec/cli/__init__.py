@@ -199,7 +199,15 @@ def _before_any_spec(spec_path: str | None, quiet: bool, *entries: str) -> None:
     spec_reference(None, None, spec_path)
 
 
-def _run_guarded(action, quiet: bool, verbose: bool, fmt: str | None = None, root=None):
+def _earlier_file(output) -> str:
+    """Said after "no receipt was written" when a file is at the output all the same."""
+    if output is not None and os.path.lexists(output):
+        return f" (the file at {output} is an earlier run's, not this run's receipt)"
+    return ""
+
+
+def _run_guarded(action, quiet: bool, verbose: bool, fmt: str | None = None, root=None,
+                 output=None):
     """Run a receipt-writing action; refuse bad outputs; never show a traceback. The
     summary goes to stderr, or with ``fmt`` the report to stdout."""
     from flarespec.adapter.commands import OutputRefused, ReceiptUnwritable
@@ -216,7 +224,8 @@ def _run_guarded(action, quiet: bool, verbose: bool, fmt: str | None = None, roo
         if verbose:
             import traceback
             traceback.print_exc()
-        _fail(f"internal error: {type(bug).__name__}: {bug}; no receipt was written")
+        _fail(f"internal error: {type(bug).__name__}: {bug}; no receipt was written"
+              f"{_earlier_file(output)}")
     if fmt is not None:
         from flarespec.adapter.receipt_report import ReceiptView, receipt_report
         from flarespec.cli.formats import emit
@@ -265,7 +274,7 @@ def measure(packet, peer, output, spec_path, quiet, verbose, fmt, root):
 
     _before_any_spec(spec_path, quiet, packet, peer)
     _run_guarded(lambda: run(packet, peer, output, spec_path=spec_path), quiet, verbose, fmt,
-                 root)
+                 root, output)
 
 
 @main.command("validate-pair", epilog=RUNNER_ENVIRONMENT)
@@ -284,7 +293,7 @@ def validate_pair(baseline, candidate, output, spec_path, quiet, verbose, fmt, r
 
     _before_any_spec(spec_path, quiet, baseline, candidate)
     _run_guarded(lambda: run(baseline, candidate, output, spec_path=spec_path), quiet,
-                 verbose, fmt, root)
+                 verbose, fmt, root, output)
 
 
 @main.command()
