@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_kind_verdicts import ARGUMENTS, EXACT, NUMERIC_KINDS, VALUES
 
-from flarespec.engine.kinds import KINDS
+from flarespec.engine.kinds import KINDS, ArgumentMistyped
 
 
 def _outcome(decide, *args):
@@ -28,6 +28,10 @@ def test_a_bound_verdict_is_holds_for_and_holds_alone(name, data):
     selection = data.draw(st.lists(values, max_size=4))
     arg = ARGUMENTS[name](data, selection if kind.collective else
                           (selection[0] if selection else None))
+    if kind.argument_problem(arg) is not None:  # outside the kind's argument schema:
+        with pytest.raises(ArgumentMistyped):  # refused once read, never decided
+            kind.holds_for(None, selection, arg)
+        return
     bound, alone = kind.verdict(arg), kind.verdict(arg, alone=True)
     for _ in range(2):  # the second time from what was remembered
         assert _outcome(bound, selection) == _outcome(kind.holds_for, None, selection, arg)

@@ -449,10 +449,12 @@ def test_order_equals_bad_range_is_a_rule_violation(tmp_path):
     generated = {"format": "s{n}", "product": {"n": {"range": {"ref": "doc:$.count"}}}}
     assert check(tmp_path, {"v": ["s0"], "count": -1}, {"order_equals": generated},
                  given="doc:$.v[*]") == [
-        (None, 'cannot evaluate: range for "n" needs a non-negative integer, got -1')]
+        (None, "cannot evaluate: order_equals: product axis n range wants a whole number >= 0, "
+               "got integer -1 (the argument as read here)")]
     assert check(tmp_path / "b", {"v": ["s0"], "count": 1.0}, {"order_equals": generated},
                  given="doc:$.v[*]") == [
-        (None, 'cannot evaluate: range for "n" needs a non-negative integer, got 1.0')]
+        (None, "cannot evaluate: order_equals: product axis n range wants a whole number >= 0, "
+               "got number 1.0 (the argument as read here)")]
 
 
 @covers("order_equals")
@@ -683,40 +685,40 @@ def test_not_formula(tmp_path):
 # --------------------------------------------------------------------------- argument checks
 
 @pytest.mark.parametrize("assertion, message", [
-    ({"present": 1}, "present: wants true or false, got 1"),
-    ({"absent": "yes"}, 'absent: wants true or false, got "yes"'),
+    ({"present": 1}, "present: wants true or false, got integer 1"),
+    ({"absent": "yes"}, 'absent: wants true or false, got string "yes"'),
     ({"type": "int"}, "type: wants one or more of null, boolean, integer, number, string, array, "
-                      'object, got "int"'),
+                      'object, got string "int"'),
     ({"type": []}, "type: wants one or more of null, boolean, integer, number, string, array, "
-                   "object, got []"),
-    ({"one_of": "red"}, 'one_of: wants a list, got "red"'),
+                   "object, got array []"),
+    ({"one_of": "red"}, 'one_of: wants a non-empty list, got string "red"'),
     ({"regex": "("}, 'regex: invalid regular expression "(": missing ): ( (spec regexes use RE2 '
                      "syntax: no backreferences or lookaround)"),
-    ({"regex": 5}, "regex: wants a regular expression string, got 5"),
-    ({"starts_with": 5}, "starts_with: wants a string, got 5"),
+    ({"regex": 5}, "regex: wants a regular expression string, got integer 5"),
+    ({"starts_with": 5}, "starts_with: wants a string, got integer 5"),
     ({"range": {"minimum": 5}}, "range: unknown argument minimum; allowed: min, max, "
                                 "exclusive_min, exclusive_max"),
     ({"range": {}}, "range: wants at least one of min, max, exclusive_min, exclusive_max"),
-    ({"range": 5}, "range: wants a mapping with min, max, exclusive_min, exclusive_max, got 5"),
-    ({"finite": 1}, "finite: wants true or false, got 1"),
+    ({"range": 5}, "range: wants a mapping with min, max, exclusive_min, exclusive_max, got integer 5"),
+    ({"finite": 1}, "finite: wants true or false, got integer 1"),
     ({"integral": None}, "integral: wants true or false, got null"),
     ({"length": {"eq": 1}}, "length: unknown argument eq; allowed: equals, min, max"),
     ({"count": {"where": {"equals": 1}}}, "count: wants at least one of equals, min, max"),
-    ({"unique": "x"}, 'unique: wants true or false, got "x"'),
+    ({"unique": "x"}, 'unique: wants true or false, got string "x"'),
     ({"order_equals": {"product": {}}}, "order_equals: wants 'format' (and optionally 'product')"),
     ({"order_equals": {"format": "x", "prod": {}}},
      "order_equals: unknown argument prod; allowed: format, product"),
     ({"monotonic": "decreasing"},
-     'monotonic: wants one of non_decreasing, increasing, got "decreasing"'),
-    ({"keys": "a"}, 'keys: wants a list, got "a"'),
-    ({"includes": [1]}, "includes: wants a mapping of member -> value, got [1]"),
+     'monotonic: wants one of non_decreasing, increasing, got string "decreasing"'),
+    ({"keys": "a"}, 'keys: wants a list of strings (member names), got string "a"'),
+    ({"includes": [1]}, "includes: wants a mapping of member -> value, got array [1]"),
     ({"same_as": {"other": 1, "allow_extra": {"key": []}}},
      "same_as: unknown argument key; allowed: keys, when"),
     ({"same_as": {"others": 1}}, "same_as: unknown argument others; allowed: other, allow_extra"),
     ({"manifest_lists_all": ["nodoc"]}, "manifest_lists_all: unknown documents nodoc"),
     ({"manifest_lists_only": "doc"}, "manifest_lists_only: wants a list of document names, "
-                                     'got "doc"'),
-    ({"manifest_digests": []}, "manifest_digests: wants a list of document names, got []"),
+                                     'got string "doc"'),
+    ({"manifest_digests": []}, "manifest_digests: wants a list of document names, got array []"),
 ])
 def test_kind_arguments_are_checked_at_compile_time(tmp_path, assertion, message):
     assert compile_issues(tmp_path, assertion) == [("spec.kind-argument", message)]

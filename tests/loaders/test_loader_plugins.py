@@ -8,6 +8,7 @@ import hashlib
 import json
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from cli_run import run as cli
@@ -47,7 +48,7 @@ def load_toy(data: bytes, options: dict):
 ROWS = "{type: array, items: {type: object, members: {name: string, value: integer}}}"
 VALUE_RULE = """
 - id: toy.rows.value
-  description: Every value is at least 0.
+  description: Every value is at least 1.
   for_each: row
   given: "row:$.value"
   assert: {range: {min: 1}}
@@ -83,6 +84,13 @@ def install(tmp_path, monkeypatch):
     registry.LOADERS.update(loaders)
     for module in modules:
         sys.modules.pop(module, None)
+
+
+def test_the_documented_example_is_the_one_tested():
+    docs = (Path(__file__).parents[2] / "docs" / "loaders.md").read_text(encoding="utf-8")
+    example = docs.split("# toy_format.py: `name = value` lines, one record each\n", 1)[1]
+    assert example.split("```", 1)[0].strip() == TOY.strip()
+    assert '[project.entry-points."flarespec.loaders"]\ntoy = "toy_format"' in docs
 
 
 def test_an_entry_point_registers_a_format(install):

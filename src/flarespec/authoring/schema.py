@@ -24,7 +24,7 @@ import inspect
 import json
 from pathlib import Path
 
-from flarespec.engine.kinds import KINDS, Kind
+from flarespec.engine.kinds import COUNT, KINDS, Kind
 from flarespec.engine.shapes import AUTHORING_KEYS, NODE_KEYS, TYPE_NAMES
 from flarespec.engine.values import JSON_TYPES
 from flarespec.loaders import KNOWN_LOADERS
@@ -179,13 +179,44 @@ ARGUMENT_FORMS = {
 
 
 # ------------------------------------------------------------------ assertion kinds
-def _keys_schema(allowed, at_least_one: bool = True) -> dict:
+def _member(each) -> dict:
+    """A member of an argument that is an ``ArgumentValue`` (engine/kinds.py) when it is
+    written, or read per binding; ``{}`` (anything) when the check declares none."""
+    return value(_dynamic(each.schema)) if each is not None else {}
+
+
+def _keys_schema(allowed, at_least_one: bool = True, each=None, order=()) -> dict:
+    """A kinds.py ``_keys_from`` mapping (``order``, which bounds may be together, is a
+    relation between members: lint's alone)."""
     out = {"type": "object", "additionalProperties": False,
-           "properties": {key: (_ref("assertion") if key == "where" else {})
+           "properties": {key: (_ref("assertion") if key == "where" else _member(each))
                           for key in allowed}}
     if at_least_one:
         out["anyOf"] = [{"required": [key]} for key in allowed if key != "where"]
     return out
+
+
+def _list_schema(item=None, non_empty: bool = False, wanted: str = "") -> dict:
+    out: dict = {"type": "array"}
+    if non_empty:
+        out["minItems"] = 1
+    if item is not None:
+        out["items"] = _member(item)
+    return out
+
+
+def _generated_schema() -> dict:
+    """order_equals's argument: a list, or {format, product} (which placeholders name an
+    axis is lint's)."""
+    axis = _dynamic({"anyOf": [{"type": "array"}, {
+        "type": "object", "required": ["range"], "additionalProperties": False,
+        "properties": {"range": _member(COUNT)}}]})
+    generated = {"type": "object", "required": ["format"], "additionalProperties": False,
+                 "properties": {
+                     "format": {"type": "string", "description": "a template whose every "
+                                "placeholder is an axis of product: r{repetition}.{kind}"},
+                     "product": {"type": "object", "additionalProperties": value(axis)}}}
+    return {"anyOf": [{"type": "array"}, generated]}
 
 
 def _formula_schema() -> dict:
@@ -213,7 +244,7 @@ def _checks() -> dict:
         "_boolean": lambda check: value({"type": "boolean"}),
         "_text": lambda check: value(_dynamic({"type": "string"})),
         "_pattern": lambda check: value({"type": "string", "description": "an RE2 pattern"}),
-        "_list": lambda check: value(_dynamic({"type": "array"})),
+        "_list_of": lambda check: value(_dynamic(_list_schema(**_closure(check)))),
         "_json_types": lambda check: value(
             {"anyOf": [types, {"type": "array", "minItems": 1, "items": types}]}),
         "_keys_from": lambda check: value(_keys_schema(**_closure(check))),
@@ -222,10 +253,7 @@ def _checks() -> dict:
         "_document_names": lambda check: value(
             {"type": "array", "minItems": 1, "items": {"type": "string"},
              "description": "names of documents of the spec"}),
-        "_generated_list": lambda check: value(_dynamic({"anyOf": [
-            {"type": "array"}, {"type": "object", "required": ["format"],
-                                "additionalProperties": False,
-                                "properties": {"format": {}, "product": {}}}]})),
+        "_generated_list": lambda check: value(_dynamic(_generated_schema())),
         "_same_as": lambda check: value(_same_as_schema()),
         "_formula_arguments": lambda check: _formula_schema(),
     }

@@ -288,6 +288,8 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
                 self._sink.add(self._described(rule, scope, failure, file, ref_text, None))
             return
         arg = self.materialize(rule.arg, scope)
+        if not self.is_static(rule.arg):  # read here: checked as the spec's own was at load
+            kind.read_argument(arg)
         context = RuleContext(self, scope)
         if kind.collective:
             values = [match.value for match in matches]

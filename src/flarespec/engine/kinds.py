@@ -29,12 +29,12 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import re2
 
 from flarespec.engine import directions as d
-from flarespec.engine.paths import child_location
+from flarespec.engine.paths import PathSyntaxError, Template, child_location, compile_template
 from flarespec.engine.report import shown
 from flarespec.engine.values import (
     JSON_TYPES,
@@ -87,6 +87,32 @@ class Kind:
     # asks the engine for more than the values (document paths, digests): never decided
     # without a binding's context
     context: bool = False
+    # the assertions the argument wraps (``not``, ``count``'s ``where``): arg -> (kind name,
+    # argument) pairs, checked by their own kinds (the compiler checks each at its place)
+    inner: Callable[[Any], Iterable[tuple[str, Any]]] | None = None
+
+    def read_argument(self, arg):
+        """``arg`` as read for one binding (its {ref}s read), checked against the kind's
+        argument schema as the spec's argument was at load; ArgumentMistyped says what the
+        kind wants and what was read."""
+        problem = self.argument_problem(arg)
+        if problem is not None:
+            raise ArgumentMistyped(f"{problem} (the argument as read here)")
+        return arg
+
+    def argument_problem(self, arg) -> str | None:
+        """What ``arg`` (as read for a binding) misses of this kind's argument schema and of
+        the schemas of the assertions it wraps, or None."""
+        if self.check is not _anything:
+            problem = self.check(arg, READ)
+            if problem is not None:
+                return f"{self.name}: {problem}"
+        if self.inner is not None and isinstance(arg, dict):
+            for name, inner in self.inner(arg):
+                problem = KINDS[name].argument_problem(inner)
+                if problem is not None:
+                    return f"{self.name}: {problem}"
+        return None
 
     def holds(self, ctx, subject, arg) -> bool:
         """The verdict on one subject: the kind's function yields no failure."""
@@ -96,7 +122,11 @@ class Kind:
 
     def holds_for(self, ctx, values: list, arg) -> bool:
         """The verdict on a selection's values: the whole list for a collective kind, each
-        value for any other (the caller decides what an empty selection means)."""
+        value for any other (the caller decides what an empty selection means). ``arg`` is
+        read for this binding (what the plans and conditions pass here): it is checked
+        first (``read_argument``), so a verdict is never given on a mistyped argument."""
+        if self.check is not _anything or self.inner is not None:
+            self.read_argument(arg)
         if self.collective:
             return self.holds(ctx, values, arg)
         function = self.function
@@ -185,11 +215,12 @@ def registered_kind(name: str) -> Kind:
 
 
 def assertion(name: str, *, diff: d.Changes, check: Callable | None = None,
-              collective: bool = False, accepts_empty: bool = False, context: bool = False):
+              collective: bool = False, accepts_empty: bool = False, context: bool = False,
+              inner: Callable | None = None):
     """Register the decorated generator as the kind ``name`` (see the module docstring)."""
     def register(function):
         KINDS[name] = Kind(name, function, collective, accepts_empty, check or _anything,
-                           diff, (function.__doc__ or "").strip(), context)
+                           diff, (function.__doc__ or "").strip(), context, inner)
         return function
     return register
 
@@ -210,7 +241,37 @@ def argument_changes(old: dict, new: dict) -> list[tuple[str, d.Verdict, Any, An
 
 
 # --------------------------------------------------------------------------- argument checks
-# A misspelt argument must fail at spec load, not silently check nothing.
+# A misspelt argument, or one that can never hold, must fail at spec load, not silently
+# check nothing or fail in Python's words while a packet is validated. A check is
+# ``(arg, document names) -> problem or None``. It runs at load on the compiled argument,
+# where a value read per binding (a {ref} or {template}) is accepted as it stands, and again
+# on the argument as read for a binding when the argument had such a value
+# (``Kind.read_argument``, with the document names ``READ``): one schema, checked wherever
+# a value of it becomes known. What only the spec's own argument is refused for (it leaves
+# nothing that can hold: ``one_of: []``, ``min`` above ``max``) is the evidence's to fail
+# once read (``all: true`` over nothing is the empty list): the kind words that failure.
+
+class ArgumentMistyped(ValueError):
+    """A kind's argument as read for one binding (through a {ref}) misses the kind's
+    argument schema: a violation of the rule, worded as what the kind wants and got."""
+
+
+class _Read:
+    """The document names a check is given for an argument read for a binding: a manifest
+    kind's names were checked at load (its argument holds no {ref}), so every name it has
+    is one; ``_in_spec`` tells a check it judges a value read from the evidence."""
+
+    def __contains__(self, name) -> bool:
+        return True
+
+
+READ = _Read()
+
+
+def _in_spec(documents) -> bool:
+    """True when a check judges the spec's own argument (at load), not one read."""
+    return documents is not READ
+
 
 def _dynamic(value) -> bool:
     from flarespec.engine.refs import ArgRef, ArgTemplate
@@ -222,18 +283,53 @@ def _anything(arg, documents) -> None:
     return None
 
 
-def _got(arg) -> str:
-    """An argument as its spec author wrote it (YAML flow style), for load-time messages
-    and ``not``'s words (a scalar's text is worked out once: ``count``'s ``where: {not:
-    {equals: null}}`` words a failure of ``not`` for every null it counts)."""
+def _written(arg) -> str:
+    """An argument as its spec author wrote it (YAML flow style), for ``not``'s words and
+    ``count``'s (a scalar's text is worked out once: ``count``'s ``where: {not: {equals:
+    null}}`` words a failure of ``not`` for every null it counts)."""
     if type(arg) in _MEMO_TYPES:
-        return _got_scalar(type(arg), arg)
+        return _written_scalar(type(arg), arg)
     return shown(arg, bare_keys=True)
 
 
 @functools.lru_cache(maxsize=1024)
-def _got_scalar(kind: type, arg) -> str:
+def _written_scalar(kind: type, arg) -> str:
     return shown(arg, bare_keys=True)
+
+
+def _got(arg) -> str:
+    """What an argument check got, for its message: the value's JSON type and the value as
+    written (``integer 5``, ``string "5"``, ``null``)."""
+    return "null" if arg is None else f"{json_type(arg)} {_written(arg)}"
+
+
+@dataclass(frozen=True)
+class ArgumentValue:
+    """What one value of a kind's argument must be, declared once: ``words`` (what a
+    problem says it wants), ``test`` and its JSON Schema (authoring/schema.py)."""
+
+    words: str
+    test: Callable[[Any], bool]
+    schema: dict
+    many: str = ""  # the words for several of them (a list's items)
+
+    def problem(self, value, what: str = "") -> str | None:
+        """None when ``value`` is one (or is read per binding: checked once read)."""
+        if _dynamic(value) or self.test(value):
+            return None
+        return f"{what}{' ' if what else ''}wants {self.words}, got {_got(value)}"
+
+
+def _not_nan(value) -> bool:
+    return is_number(value) and not (value != value)  # NaN is the one number unequal to itself
+
+
+NUMBER = ArgumentValue("a number (not NaN)", _not_nan, {"type": "number"})
+COUNT = ArgumentValue("a whole number >= 0",
+                      lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+                      {"type": "integer", "minimum": 0})
+MEMBER_NAME = ArgumentValue("a string (a member name)", lambda v: isinstance(v, str),
+                            {"type": "string"}, many="strings (member names)")
 
 
 def _boolean(arg, documents) -> str | None:
@@ -253,13 +349,27 @@ def _pattern(arg, documents) -> str | None:
         reason = error.args[0] if error.args else error
         if isinstance(reason, bytes):
             reason = reason.decode("utf-8", "replace")
-        return (f"invalid regular expression {_got(arg)}: {reason} (spec regexes use RE2 "
+        return (f"invalid regular expression {_written(arg)}: {reason} (spec regexes use RE2 "
                 f"syntax: no backreferences or lookaround)")
     return None
 
 
-def _list(arg, documents) -> str | None:
-    return None if isinstance(arg, list) or _dynamic(arg) else f"wants a list, got {_got(arg)}"
+def _list_of(item: ArgumentValue | None = None, *, non_empty: bool = False):
+    """A list (or a {ref} to one), at least one long when ``non_empty``, of ``item``s."""
+    wanted = f"{'a non-empty' if non_empty else 'a'} list" + (f" of {item.many}" if item else "")
+
+    def check(arg, documents) -> str | None:
+        if _dynamic(arg):
+            return None
+        if not isinstance(arg, list) or non_empty and not arg and _in_spec(documents):
+            return f"wants {wanted}, got {_got(arg)}"
+        if item is not None:
+            for index, value in enumerate(arg):
+                problem = item.problem(value, f"item {index}")
+                if problem:
+                    return problem
+        return None
+    return check
 
 
 def _json_types(arg, documents) -> str | None:
@@ -269,7 +379,12 @@ def _json_types(arg, documents) -> str | None:
     return None
 
 
-def _keys_from(allowed: tuple, *, at_least_one: bool = True):
+def _keys_from(allowed: tuple, *, at_least_one: bool = True, each: ArgumentValue | None = None,
+               order: tuple = ()):
+    """A mapping of some of the ``allowed`` members (at least one but ``where`` when
+    ``at_least_one``), ``each`` one but ``where`` (an inner assertion, checked as one) an
+    ``ArgumentValue`` when given; for each ``(low, high, strict)`` of ``order`` that are both
+    there, ``low <= high`` (``low < high`` when ``strict``), else nothing could hold."""
     def check(arg, documents) -> str | None:
         if not isinstance(arg, dict):
             return f"wants a mapping with {', '.join(allowed)}, got {_got(arg)}"
@@ -278,6 +393,16 @@ def _keys_from(allowed: tuple, *, at_least_one: bool = True):
             return f"unknown argument {', '.join(unknown)}; allowed: {', '.join(allowed)}"
         if at_least_one and not set(arg) & (set(allowed) - {"where"}):
             return f"wants at least one of {', '.join(a for a in allowed if a != 'where')}"
+        if each is not None:
+            for key, member in arg.items():
+                problem = each.problem(member, key) if key != "where" else None
+                if problem:
+                    return problem
+        for low, high, strict in order if _in_spec(documents) else ():
+            if low in arg and high in arg and not (_dynamic(arg[low]) or _dynamic(arg[high])):
+                if arg[low] > arg[high] or strict and arg[low] == arg[high]:
+                    return (f"{low} {_written(arg[low])} and {high} {_written(arg[high])} leave "
+                            f"nothing that can hold")
         return None
     return check
 
@@ -301,10 +426,51 @@ def _document_names(arg, documents) -> str | None:
 
 
 def _generated_list(arg, documents) -> str | None:
+    """A list, a {ref} to one, or ``{format, product}``: ``product`` maps axis names to a
+    list (or a {ref} to one) or ``{range: n}`` (n a whole number >= 0, or a {ref}), and
+    ``format`` is a template of the spec's own grammar (engine/paths.py) whose every
+    placeholder is one axis name alone: ``"r{repetition}.{kind}"``."""
     if isinstance(arg, list) or _dynamic(arg):
         return None
-    return _keys_from(("format", "product"))(arg, documents) or \
-        (None if "format" in arg else "wants 'format' (and optionally 'product')")
+    problem = _keys_from(("format", "product"))(arg, documents)
+    if problem or "format" not in arg:
+        return problem or "wants 'format' (and optionally 'product')"
+    product = arg.get("product", {})
+    if not isinstance(product, dict):
+        return f"product wants a mapping of axis name -> list or {{range: n}}, got {_got(product)}"
+    for name, axis in product.items():
+        if isinstance(axis, dict) and set(axis) == {"range"}:
+            problem = COUNT.problem(axis["range"], f"product axis {name} range")
+        elif not (isinstance(axis, list) or _dynamic(axis)):
+            problem = (f"product axis {name} wants a list or {{range: n}}, "
+                       f"got {_got(axis)}")
+        if problem:
+            return problem
+    return _format_problem(arg["format"], product)
+
+
+def _format_problem(text, product: dict) -> str | None:
+    axes = ", ".join(map(str, product)) or "none"
+    if not isinstance(text, str):
+        return f"format wants a string (a template over the axes of product), got {_got(text)}"
+    try:
+        template = _format_template(text)
+    except PathSyntaxError as error:
+        return f"format {_written(text)}: {error}; a placeholder of a format is an axis of " \
+               f"product ({axes})"
+    for placeholder in template.placeholders:
+        if str(placeholder) not in product:
+            return (f"format {_written(text)}: placeholder {{{placeholder}}} names no axis of "
+                    f"product ({axes}); a placeholder of a format is one axis name, nothing "
+                    f"more")
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _format_template(text: str) -> Template:
+    """A format's template, compiled once per text (the check of an argument read per
+    binding compiles the same format each time)."""
+    return compile_template(text)
 
 
 def _same_as(arg, documents) -> str | None:
@@ -368,7 +534,7 @@ def equals(ctx, value, arg, at) -> Iterator[Failure]:
         yield Failure("differs from the expected value", arg, value)
 
 
-@assertion("one_of", check=_list,
+@assertion("one_of", check=_list_of(non_empty=True),
            diff=d.whole(lambda o, n: d.sets(o, n, more_is_looser=True, what="allowed set")))
 def one_of(ctx, value, arg, at) -> Iterator[Failure]:
     """Type-strict membership in a list."""
@@ -406,7 +572,15 @@ _RANGE_BOUNDS = (("min", lambda v, b: v >= b, "at least"), ("max", lambda v, b: 
                  ("exclusive_max", lambda v, b: v < b, "less than"))
 
 
-@assertion("range", check=_keys_from(("min", "max", "exclusive_min", "exclusive_max")),
+# (low, high, strict) bounds that together leave nothing when low > high (or low == high,
+# when either one is exclusive)
+_RANGE_ORDER = (("min", "max", False), ("min", "exclusive_max", True),
+                ("exclusive_min", "max", True), ("exclusive_min", "exclusive_max", True))
+_SIZE_ORDER = (("min", "max", False), ("min", "equals", False), ("equals", "max", False))
+
+
+@assertion("range", check=_keys_from(("min", "max", "exclusive_min", "exclusive_max"),
+                                     each=NUMBER, order=_RANGE_ORDER),
            diff=d.by_member(d.range_members))
 def range_(ctx, value, arg, at) -> Iterator[Failure]:
     """A number within bounds: {min, max, exclusive_min, exclusive_max}."""
@@ -432,7 +606,8 @@ def integral(ctx, value, arg, at) -> Iterator[Failure]:
         yield Failure("is not an integral number", "integral number", value)
 
 
-@assertion("length", check=_keys_from(("equals", "min", "max")), diff=d.by_member(d.size_bound))
+@assertion("length", check=_keys_from(("equals", "min", "max"), each=COUNT, order=_SIZE_ORDER),
+           diff=d.by_member(d.size_bound))
 def length(ctx, value, arg, at) -> Iterator[Failure]:
     """Length of an array, string or object: {equals, min, max}."""
     if not isinstance(value, (list, str, dict)):
@@ -442,7 +617,8 @@ def length(ctx, value, arg, at) -> Iterator[Failure]:
 
 
 @assertion("count", collective=True, accepts_empty=True,
-           check=_keys_from(("equals", "min", "max", "where")), diff=d.by_member(d.size_bound))
+           check=_keys_from(("equals", "min", "max", "where"), each=COUNT, order=_SIZE_ORDER),
+           inner=lambda arg: (arg.get("where") or {}).items(), diff=d.by_member(d.size_bound))
 def count(ctx, values: list, arg, at) -> Iterator[Failure]:
     """Number of places the selection matched: {equals, min, max, where: {<kind>: arg}}.
 
@@ -458,7 +634,7 @@ def count(ctx, values: list, arg, at) -> Iterator[Failure]:
             values = [value for value in values if holds(value)]
         except Exception:  # it may need the context (a manifest kind under not): as always
             values = [value for value in values if kind.holds_alone(ctx, value, inner)]
-        what = f"count of matches with {name} {_got(inner)}"
+        what = f"count of matches with {name} {_written(inner)}"
     yield from _bounds(arg, len(values), what)
 
 
@@ -542,31 +718,23 @@ def _short_list(values: list, limit: int = 5) -> str:
     return text + (f" and {len(values) - limit} more" if len(values) > limit else "")
 
 
-def _generated(arg) -> tuple[str, list[tuple[str, list | range]]]:
-    """The template and checked axes of a generated list; a range stays a lazy ``range``."""
-    if not isinstance(arg, dict) or "format" not in arg:
-        raise ValueError("order_equals wants a list or {format, product}")
-    axes: list[tuple[str, list | range]] = []
-    for name, values in (arg.get("product") or {}).items():
-        if isinstance(values, dict) and "range" in values:
-            stop = values["range"]
-            if not isinstance(stop, int) or isinstance(stop, bool) or stop < 0:
-                raise ValueError(f"range for {shown(name)} needs a non-negative integer, "
-                                 f"got {shown(stop)}")
-            values = range(stop)
-        if not isinstance(values, (list, range)):
-            raise ValueError(f"product axis {shown(name)} must be a list or {{range: n}}")
-        axes.append((name, values))
-    return arg["format"], axes
+def _generated(arg) -> tuple[Template, list[tuple[str, list | range]]]:
+    """The template and axes of a generated list (its argument checked: _generated_list);
+    a range stays a lazy ``range``."""
+    axes = [(name, range(values["range"]) if isinstance(values, dict) else values)
+            for name, values in (arg.get("product") or {}).items()]
+    return _format_template(arg["format"]), axes
 
 
 def _axis_size(values: list | range) -> int:
     return values.stop if isinstance(values, range) else len(values)  # len() overflows past 2**63
 
 
-def _expand(template: str, axes: list[tuple[str, list | range]]) -> list:
+def _expand(template: Template, axes: list[tuple[str, list | range]]) -> list:
+    """Each combination of the axes (leftmost outermost) rendered by the format's template,
+    a placeholder filled with its axis's value as text (as every template of a spec is)."""
     names = [name for name, _ in axes]
-    return [template.format(**dict(zip(names, combination)))
+    return [template.render(dict(zip(names, combination)).__getitem__)
             for combination in itertools.product(*(values for _, values in axes))]
 
 
@@ -585,7 +753,7 @@ def monotonic(ctx, values: list, arg, at) -> Iterator[Failure]:
                           f"{arg.replace('_', '-')} values", arg, value, at[index])
 
 
-@assertion("keys", check=_list,
+@assertion("keys", check=_list_of(MEMBER_NAME),
            diff=d.whole(d.review("keys requires exactly this key set: another set is neither "
                                  "wider nor narrower")))
 def keys(ctx, value, arg, at) -> Iterator[Failure]:
@@ -723,8 +891,8 @@ def formula(ctx, value, arg, at) -> Iterator[Failure]:
         yield Failure(f"cannot evaluate {compiled.source!r}: {error}", compiled.source, None)
         return
     if not getattr(result, "ok", bool(result)):
-        yield Failure(f"{compiled.source!r} does not hold: {result.shown}", result.expected,
-                      result.actual)
+        yield Failure(f"{compiled.source!r} does not hold: {result.left!r} {result.operator} "
+                      f"{result.right!r}", result.right, result.left)
 
 
 def _negated(name: str, old, new) -> list:
@@ -737,13 +905,13 @@ def _negated(name: str, old, new) -> list:
             for path, (cls, what, reason), before, after in argument_changes(old, new)]
 
 
-@assertion("not", diff=_negated)
+@assertion("not", inner=dict.items, diff=_negated)
 def not_(ctx, value, arg, at) -> Iterator[Failure]:
     """The inner assertion (one kind) must fail: {not: {starts_with: "x"}}."""
     (name, inner), = arg.items()
     if KINDS[name].holds_alone(ctx, value, inner):
         written = inner["compiled"].source if name == "formula" else inner
-        yield Failure(f"must not satisfy {name} {_got(written)}", {"not": {name: written}},
+        yield Failure(f"must not satisfy {name} {_written(written)}", {"not": {name: written}},
                       value)
 
 

@@ -95,10 +95,17 @@ class ShapeCompiler:
             if name == "members" and isinstance(result.get("members"), dict):
                 checked = {**result["members"], **checked}
             result[name] = checked
+        self._check_bounds(result, source)
         if isinstance(result.get("example"), _Example):
             result["example"] = result["example"].value
             self._check_example(result, source)
         return result
+
+    def _check_bounds(self, node: dict, source) -> None:
+        """A node's ``min`` above its ``max`` (after ``use``) leaves no number its shape."""
+        if "min" in node and "max" in node and node["min"] > node["max"]:
+            self.issue(f"shape min {node['min']!r} is above max {node['max']!r}: no number has "
+                       f"this shape", source, "min" if "min" in source else "max", CODE)
 
     def _check_example(self, node: dict, source) -> None:
         """A writer writes the example as the member's value: it must have the shape."""
@@ -153,6 +160,8 @@ class ShapeCompiler:
             return value
         if isinstance(value, dict) and value and set(value) <= {"min", "max"} \
                 and all(count(v) for v in value.values()):
+            if value.get("min", 0) > value.get("max", value.get("min", 0)):
+                return self._bad(source, "length", "{min, max} with min at most max")
             return dict(value)
         return self._bad(source, "length", "a whole number, or {min, max} of whole numbers")
 
