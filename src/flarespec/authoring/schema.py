@@ -24,7 +24,7 @@ import inspect
 import json
 from pathlib import Path
 
-from flarespec.engine.kinds import COUNT, KINDS, Kind
+from flarespec.engine.kinds import ARGUMENT_VALUES, COUNT, KINDS, Kind
 from flarespec.engine.shapes import AUTHORING_KEYS, NODE_KEYS, TYPE_NAMES
 from flarespec.engine.values import JSON_TYPES
 from flarespec.loaders import KNOWN_LOADERS
@@ -181,8 +181,18 @@ ARGUMENT_FORMS = {
 # ------------------------------------------------------------------ assertion kinds
 def _member(each) -> dict:
     """A member of an argument that is an ``ArgumentValue`` (engine/kinds.py) when it is
-    written, or read per binding; ``{}`` (anything) when the check declares none."""
-    return value(_dynamic(each.schema)) if each is not None else {}
+    written, or read per binding (its definition, ``argument_values``); ``{}`` (anything)
+    when the check declares none."""
+    if each is None:
+        return {}
+    return _ref(next(f"argument_{name}" for name, known in ARGUMENT_VALUES.items()
+                     if known is each))
+
+
+def argument_values() -> dict:
+    """The definitions of the values kinds' arguments declare (engine/kinds.py)."""
+    return {f"argument_{name}": dict(value(_dynamic(each.schema)), description=f"{each.words}")
+            for name, each in ARGUMENT_VALUES.items()}
 
 
 def _keys_schema(allowed, at_least_one: bool = True, each=None, order=()) -> dict:
@@ -362,7 +372,8 @@ def spec_schema() -> dict:
     _refine(definitions["document"], "options", options_schema())
     _refine(root, "shapes", "*", _ref("shape"))
     definitions.update(assertion=assertion_schema(), condition=condition_schema(),
-                       shape=shape_schema(), constant=CONSTANT, **ARGUMENT_FORMS)
+                       shape=shape_schema(), constant=CONSTANT, **ARGUMENT_FORMS,
+                       **argument_values())
     return _document("flarespec spec file", root, definitions,
                      "A spec file of flarespec (docs/spec-language.md), as written: a child "
                      "(extends) states only what it changes.")

@@ -330,6 +330,8 @@ COUNT = ArgumentValue("a whole number >= 0",
                       {"type": "integer", "minimum": 0})
 MEMBER_NAME = ArgumentValue("a string (a member name)", lambda v: isinstance(v, str),
                             {"type": "string"}, many="strings (member names)")
+# by name, for the JSON Schema's definitions (authoring/schema.py)
+ARGUMENT_VALUES = {"number": NUMBER, "count": COUNT, "member_name": MEMBER_NAME}
 
 
 def _boolean(arg, documents) -> str | None:
