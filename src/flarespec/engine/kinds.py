@@ -893,8 +893,8 @@ def formula(ctx, value, arg, at) -> Iterator[Failure]:
         yield Failure(f"cannot evaluate {compiled.source!r}: {error}", compiled.source, None)
         return
     if not getattr(result, "ok", bool(result)):
-        yield Failure(f"{compiled.source!r} does not hold: {result.left!r} {result.operator} "
-                      f"{result.right!r}", result.right, result.left)
+        yield Failure(f"{compiled.source!r} does not hold: {result.shown}", result.expected,
+                      result.actual)
 
 
 def _negated(name: str, old, new) -> list:
