@@ -26,6 +26,7 @@ from flarespec.output.model import NONE, PASS, Finding, Report, Rule, Section
 from flarespec.spec.codes import CODES
 from flarespec.spec import metaschema
 from flarespec.spec.compile import CompiledSpec, compile_spec
+from flarespec.spec.entry_name import entry_file_name, names_exclusive
 from flarespec.spec.errors import ERROR, WARNING, SpecInvalid, SpecIssue, did_you_mean
 from flarespec.spec.load import SpecFile, SpecLibrary, bundled_spec_dir, read_spec_bytes
 from flarespec.spec.open import bundled_compiled, bundled_library, is_path, unknown_spec
@@ -353,22 +354,29 @@ def _references_at(issue: SpecIssue, sources: dict) -> list[tuple[str, str]]:
 # ------------------------------------------------------------------------- applies_to
 def _check_overlaps(results: list[LintResult]) -> None:
     """Each linted spec against every other spec of the library: the linted ones replace
-    a bundled spec of the same id (a file being edited is the new version of it)."""
+    a bundled spec of the same id (a file being edited is the new version of it). Only
+    specs that could both be tried for one entry file are compared: two whose entry
+    ``file_name`` no name can match both never meet in selection (spec/entry_name.py)."""
     linted = {r.spec_id: r for r in results if r.compiled is not None}
-    library = {spec.id: plain(spec.resolved.data.get("applies_to"))
-               for spec in _bundled_or_nothing() if spec.id not in linted}
-    library.update({spec_id: plain(r.compiled.resolved.data.get("applies_to"))
-                    for spec_id, r in linted.items()})
+    library = {spec.id: _selection_of(spec) for spec in _bundled_or_nothing()
+               if spec.id not in linted}
+    library.update({spec_id: _selection_of(r.compiled) for spec_id, r in linted.items()})
     for spec_id, result in linted.items():
-        own = library[spec_id]
+        own, own_name = library[spec_id]
         if own is None:
             continue
         mark = result.compiled.resolved.data.key_marks.get("applies_to")
-        for other_id, other in sorted(library.items()):
-            if other_id != spec_id and other is not None:
+        for other_id, (other, other_name) in sorted(library.items()):
+            if other_id != spec_id and other is not None \
+                    and not names_exclusive(own_name, other_name):
                 issue = _overlap(spec_id, own, other_id, other, mark)
                 if issue:
                     result.issues.append(issue)
+
+
+def _selection_of(spec: CompiledSpec) -> tuple[dict | None, str | None]:
+    """What selection reads of a spec: its applies_to and its entry's file_name."""
+    return plain(spec.resolved.data.get("applies_to")), entry_file_name(spec.resolved.data)
 
 
 def _bundled_or_nothing() -> list[CompiledSpec]:
@@ -391,8 +399,9 @@ def _overlap(spec_id: str, own: dict, other_id: str, other: dict, mark) -> SpecI
             APPLIES_TO_OVERLAP)
     return SpecIssue(
         f"cannot tell whether applies_to of {spec_id!r} and {other_id!r} exclude each other "
-        f"(only the same given with different equals values can be checked); if both hold "
-        f"for a packet, it is refused", mark, APPLIES_TO_UNDECIDED, WARNING)
+        f"(only the same given with different equals values can be checked, or entry "
+        f"file_name values that no file name matches both); if both hold for a packet, it "
+        f"is refused", mark, APPLIES_TO_UNDECIDED, WARNING)
 
 
 # ------------------------------------------------------------------------- output

@@ -125,7 +125,11 @@ def cerberus_object(schema: dict, named: dict, *, allow_unknown: bool = False) -
                       if pair not in exclusive]
         if "dependencies" in rules:
             depends = rules["dependencies"]
-            needs[key] = [depends] if isinstance(depends, str) else list(depends)
+            # a mapping names the values the other field must have (file_name: entry true)
+            needs[key] = {"required": sorted(depends), "properties": {
+                field: {"enum": list(values)} for field, values in depends.items()}} \
+                if isinstance(depends, dict) else \
+                [depends] if isinstance(depends, str) else list(depends)
     if required:
         out["required"] = required
     every = [{"anyOf": [{"required": [key]} for key in group]} for group in groups]

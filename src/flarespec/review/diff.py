@@ -606,6 +606,9 @@ def _document_verdict(old, new, path: str) -> Verdict:
             return LOOSENING, "removed", "the file is no longer required or checked"
     if path == f"options.{MAX_MIB_OPTION}":
         return _size_limit(old, new)
+    if path == "file_name":  # spec/entry_name.py: which entry files selection tries it for
+        return REVIEW, f"entry file_name {_verb(old, new)}", \
+            "spec selection tries this spec for other entry file names"
     return REVIEW, _verb(old, new), "where or how the document is read changed"
 
 

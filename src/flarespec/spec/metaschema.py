@@ -7,10 +7,13 @@ with the same file:line:column reporting.
 
 from __future__ import annotations
 
+import json
+
 FORMAT_VERSIONS = [1]
 RULE_ID = r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$"
 SPEC_ID = r"^[a-z0-9][a-z0-9_.-]*(/[a-z0-9][a-z0-9_.-]*)*$"
 NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+ENTRY_FILE_NAME = r"^[^/\\]+$"  # one path component: no directory, never empty
 
 def _about(description: str, *examples) -> dict:
     """A field's ``meta`` for the JSON Schema of authoring/schema.py (editor hover text);
@@ -82,11 +85,22 @@ DOCUMENT = {
     "options": {"type": "dict", "meta": _about("a mapping passed to the loader")},
     "entry": {"type": "boolean", "meta": _about("true: this document is the entry, the file "
                                                 "passed to evaluate (exactly one is)")},
+    # selection only: a spec is tried for an entry file of this name (spec/entry_name.py)
+    "file_name": {"type": "string", "regex": ENTRY_FILE_NAME, "dependencies": {"entry": [True]},
+                  "meta": _about("the entry's file name, exact or an fnmatch glob (case "
+                                 "matters): spec selection tries this spec only for an entry "
+                                 "file so named (entry: true only)", "packet.json",
+                                 "profile_export_*.json")},
     "path": {"type": "string", "excludes": ["path_from", "entry"],
              "meta": _about("a template of the path relative to the root",
                             "shelves/{shelf.name}.json")},
     "path_from": {"type": "string", "excludes": ["path", "entry"],
                   "meta": _about("a reference selecting exactly one string: the path")},
+    # no file: the document is parsed from a string member of another (engine/documents.py)
+    "from": {"type": "string", "excludes": ["entry", "path", "path_from"],
+             "meta": _about("a reference selecting exactly one string per binding: the "
+                            "document is that string parsed by its loader, not a file",
+                            "record:$.raw")},
     "each": {"type": "string", "regex": NAME,
              "meta": _about("an iteration: the document exists once per binding of it")},
     "rule": {"type": "string", "regex": RULE_ID,
@@ -230,9 +244,11 @@ _WORDING = {
     "UNALLOWED_VALUE": "{field}: {value} is not one of {bare_constraint}",
     "BAD_TYPE": "{field} must be of type {bare_constraint}",
     "DEPENDENCIES_FIELD": "{field} needs {constraint}",
+    "DEPENDENCIES_FIELD_VALUE": "{field} needs {needed}",
 }
 # errors about which keys are there, worded as such even where the field has a `meta` wording
-_ABOUT_KEYS = ("UNKNOWN_FIELD", "REQUIRED_FIELD", "EXCLUDES_FIELD", "DEPENDENCIES_FIELD")
+_ABOUT_KEYS = ("UNKNOWN_FIELD", "REQUIRED_FIELD", "EXCLUDES_FIELD", "DEPENDENCIES_FIELD",
+               "DEPENDENCIES_FIELD_VALUE")
 
 
 def _say(error, schema: dict) -> str:
@@ -248,7 +264,16 @@ def _say(error, schema: dict) -> str:
     if name is None:
         return f"{field!r}: {error.rule} {error.constraint!r} violated (value {error.value!r})"
     return _WORDING[name].format(field=repr(field), constraint=repr(error.constraint),
-                                 value=repr(error.value), bare_constraint=error.constraint)
+                                 value=repr(error.value), bare_constraint=error.constraint,
+                                 needed=_needed(error.constraint))
+
+
+def _needed(constraint) -> str:
+    """A ``dependencies`` mapping as YAML spells it: ``{"entry": [True]}`` is ``entry: true``."""
+    if not isinstance(constraint, dict):
+        return repr(constraint)
+    return " or ".join(f"{key}: {value if isinstance(value, str) else json.dumps(value)}"
+                       for key, values in constraint.items() for value in values)
 
 
 def _rules_at(schema: dict, schema_path) -> dict:
