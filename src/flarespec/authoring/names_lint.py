@@ -24,6 +24,7 @@ from typing import Any, Iterator
 from flarespec.authoring.shape_lint import reference_steps
 from flarespec.engine.hooks import HOOKS
 from flarespec.engine.refs import ArgRef, Ref
+from flarespec.engine.values import member_at
 from flarespec.spec.compile import CompiledSpec
 from flarespec.spec.errors import ERROR, SpecIssue
 
@@ -156,17 +157,16 @@ def _keys_selected(compiled: CompiledSpec, rule, steps: list) -> Iterator[str]:
 def _placeholder_values(compiled: CompiledSpec, rule, template) -> Iterator[Any]:
     """The values of a key that is exactly one placeholder ``{it.field}`` of the rule's
     iteration chain, where ``it`` runs over the constants."""
-    if len(template.placeholders) != 1 or template.source != "{" + template.placeholders[0] + "}":
+    placeholder = template.single  # the key is exactly one placeholder (parsed)
+    if placeholder is None or placeholder.reference or placeholder.meta is not None:
         return
-    head, _, field = template.placeholders[0].partition(".")
-    iteration = compiled.iterations.get(head)
-    if iteration is None or "@" in field or iteration.over.target != "constants" \
+    iteration = compiled.iterations.get(placeholder.name)
+    if iteration is None or iteration.over.target != "constants" \
             or iteration.over.jsonpath is None:
         return
-    if rule.for_each is None or head not in compiled.iterations[rule.for_each].chain:
+    if rule.for_each is None or placeholder.name not in compiled.iterations[rule.for_each].chain:
         return
     for element in iteration.over.jsonpath.values(compiled.constants):
-        value = element.get(field) if field and isinstance(element, dict) else \
-            (element if not field else None)
-        if isinstance(value, str):
+        found, value = member_at(element, placeholder.members, digits_index=True)
+        if found and isinstance(value, str):
             yield value

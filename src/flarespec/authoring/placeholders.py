@@ -68,22 +68,18 @@ def _judge(name, field, text, mark, fields: set | None, read: Counter) -> SpecIs
 
 
 def _placeholders(text: str, iterations) -> list[tuple[str, str]]:
-    """(iteration, field) of every binding placeholder ``{group.kind}`` of ``text``, split as
-    the engine splits it (engine/paths.py ``compile_template``; engine/arguments.py fills
-    it): a placeholder with ``:`` is a reference, one with ``@`` reads the binding's
-    metadata, neither reads a field."""
+    """(iteration, field) of every binding placeholder ``{group.kind}`` of ``text``, as the
+    engine parses it (engine/paths.py ``compile_template``, engine/placeholders.py): only a
+    placeholder with a member path reads a field (its first member); a reference or the
+    binding's metadata reads none."""
     if "{" not in text:
         return []
     try:
         placeholders = compile_template(text).placeholders
     except PathSyntaxError:
-        return []  # unbalanced braces: no template (the compiler refuses one where it stands)
-    found = []
-    for placeholder in placeholders:
-        name, _, field = placeholder.partition(".")
-        if name in iterations and field and ":" not in placeholder and "@" not in placeholder:
-            found.append((name, field.split(".", 1)[0]))
-    return found
+        return []  # no template: the compiler refuses it where it stands
+    return [(placeholder.name, placeholder.members[0]) for placeholder in placeholders
+            if placeholder.name in iterations and placeholder.members]
 
 
 def _constant_fields(iteration: dict, constants: dict) -> set | None:

@@ -41,20 +41,17 @@ def _held(values: Callable[[dict], list], key) -> Callable[[dict], list]:
     return held_values
 
 
-def _bound_placeholders(pointer) -> dict[str, str] | None:
-    """placeholder -> iteration name, for a pointer whose every placeholder reads a bound
-    element (``{item@index}``, ``{item.name}``, ``{item.a.b}``: no document, no label);
-    None for any other pointer (or none)."""
+def _bound_names(pointer) -> frozenset[str] | None:
+    """The iterations whose elements a pointer's placeholders read, for a pointer whose
+    every placeholder reads a bound element's index or member (``{item@index}``,
+    ``{item.name}``, ``{item.a.b}``: no reference, no label); None for any other pointer
+    (or none)."""
     if pointer is None or not pointer.dynamic:
         return None
-    bound = {}
-    for placeholder in pointer.placeholders:
-        name, _, meta = placeholder.partition("@")
-        name = name.split(".")[0] if not meta else name
-        if meta not in ("", "index") or ":" in placeholder or not name.isidentifier():
-            return None
-        bound[placeholder] = name
-    return bound
+    placeholders = pointer.placeholders
+    if any(p.reference or p.meta not in (None, "index") for p in placeholders):
+        return None
+    return frozenset(p.name for p in placeholders)
 
 
 class Accessor:
@@ -69,7 +66,7 @@ class Accessor:
         self._jsonpath = ref.jsonpath
         self._pointer = ref.pointer
         self._root = self._metadata_root() if ref.metadata else self._value_root()
-        self._bound = _bound_placeholders(ref.pointer)
+        self._bound = _bound_names(ref.pointer)
         self.values = self._values()
 
     # ------------------------------------------------------------------ reading
@@ -138,7 +135,7 @@ class Accessor:
         is read from the cursor. Only for the forms an element plan admits (unpinned;
         metadata ``index``; placeholders that read bound elements' indices or members)."""
         ref = self.ref
-        names = set((self._bound or {}).values())
+        names = self._bound or frozenset()
         if ref.target != own and own not in names:
             return _held(self.values, self)
         if self.metadata == "index" and ref.target == own:
@@ -154,7 +151,7 @@ class Accessor:
             return lambda x: select(x.cursor.value, x)
         key = (self, "root")
         split_at = self._pointer.split_at_index()
-        if split_at is not None and split_at[0] == own + "@index":
+        if split_at is not None and split_at[0].name == own and split_at[0].meta == "index":
             # a pointer of literal keys ending in the element's index (a document's
             # /events/{own@index}): the keys walked once per parent, the index per element
             _, prefix, step = split_at
@@ -224,9 +221,8 @@ class Accessor:
         """``scope -> the filler`` of a pointer whose placeholders read bound elements: an
         index straight from the binding, a member as the general filler reads it
         (``_binding_value``), each when the walk asks for it."""
-        bound = self._bound
-        if all(placeholder.endswith("@index") for placeholder in bound):
-            return lambda scope: lambda placeholder: scope[bound[placeholder]].index
+        if all(placeholder.meta == "index" for placeholder in self._pointer.placeholders):
+            return lambda scope: lambda placeholder: scope[placeholder.name].index
         binding_value = self._evaluation._binding_value
         return lambda scope: lambda placeholder: binding_value(placeholder, scope)
 

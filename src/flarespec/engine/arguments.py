@@ -48,9 +48,10 @@ class Arguments:
             return None
 
     def filler(self, scope: dict):
-        def fill(placeholder: str):
-            if ":" in placeholder:
-                matches, _ = self.resolve(placeholder_ref(placeholder), scope)
+        """``placeholder -> its value here`` (a parsed placeholder, engine/placeholders.py)."""
+        def fill(placeholder):
+            if placeholder.reference:
+                matches, _ = self.resolve(placeholder_ref(placeholder.text), scope)
                 if len(matches) != 1:
                     raise Unresolvable(f"{{{placeholder}}} matched {len(matches)} places, "
                                        f"expected exactly one")
@@ -58,21 +59,21 @@ class Arguments:
             return self._binding_value(placeholder, scope)
         return fill
 
-    def _binding_value(self, text: str, scope: dict):
-        name, _, meta = text.partition("@")
-        parts = name.split(".")
-        binding = scope.get(parts[0])
+    @staticmethod
+    def _binding_value(placeholder, scope: dict):
+        """A binding placeholder's value: ``{name@index}``, ``{name@label}``, ``{name}`` or
+        ``{name.member...}`` (KeyError when ``name`` is not bound here)."""
+        binding = scope.get(placeholder.name)
         if binding is None:
-            raise KeyError(text)
+            raise KeyError(placeholder.text)
+        meta = placeholder.meta
         if meta == "index":
             return binding.index
-        if meta in ("label", "location"):
-            return getattr(binding, meta)
-        if meta:
-            raise KeyError(text)
-        found, value = member_at(binding.value, parts[1:], digits_index=True)
+        if meta == "label":
+            return binding.label
+        found, value = member_at(binding.value, placeholder.members, digits_index=True)
         if not found:
-            raise Unresolvable(f"{{{text}}} has no value here")
+            raise Unresolvable(f"{{{placeholder}}} has no value here")
         return value
 
     def materialize(self, arg, scope: dict):

@@ -193,9 +193,9 @@ class Describing:
             origin.get("file"), origin.get("location"), origin.get("line"))))
 
         def fill(placeholder):
-            head, *parts = placeholder.split(".")
+            head = placeholder.name  # None for a reference
             if head in named:
-                present, value = member_at(named[head], parts, digits_index=True)
+                present, value = member_at(named[head], placeholder.members, digits_index=True)
                 if not present:
                     return "{" + placeholder + "}"
                 if head in _VALUES:

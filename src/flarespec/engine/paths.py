@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from flarespec.engine.readers import fixed_reader
+from flarespec.engine.placeholders import Placeholder, parse_placeholder
 from flarespec.engine.jsonpath import (  # noqa: F401 - the public names of this module
     INDEX,
     WILDCARD,
@@ -44,9 +45,9 @@ class Template:
     one placeholder alone (``{item@index}``: most pointer segments), renders without a join."""
 
     source: str
-    parts: tuple  # str literals and Placeholder objects, alternating
+    parts: tuple  # literal texts (str) and Placeholder objects (engine/placeholders.py)
     literal: str | None = field(init=False, compare=False, repr=False)
-    single: str | None = field(init=False, compare=False, repr=False)
+    single: Placeholder | None = field(init=False, compare=False, repr=False)
 
     def __post_init__(self):
         placeholders = self.placeholders
@@ -55,41 +56,26 @@ class Template:
                            if len(self.parts) == 1 and placeholders else None)
 
     @property
-    def placeholders(self) -> tuple[str, ...]:
-        return tuple(p.text for p in self.parts if isinstance(p, _Placeholder))
+    def placeholders(self) -> tuple[Placeholder, ...]:
+        return tuple(p for p in self.parts if isinstance(p, Placeholder))
 
-    def render(self, fill: Callable[[str], Any]) -> str:
+    def render(self, fill: Callable[[Placeholder], Any]) -> str:
         if self.literal is not None:
             return self.literal
         if self.single is not None:
             return str(fill(self.single))
-        return "".join(str(fill(p.text)) if isinstance(p, _Placeholder) else p for p in self.parts)
+        return "".join(str(fill(p)) if isinstance(p, Placeholder) else p for p in self.parts)
 
 
 def compile_template(source: str) -> Template:
-    parts: list = []
-    position = 0
-    for found in _PLACEHOLDER.finditer(source):
-        if found.start() > position:
-            parts.append(source[position:found.start()])
-        parts.append(_Placeholder(found.group(1).strip()))
-        position = found.end()
-    if position < len(source):
-        parts.append(source[position:])
-    literal = "".join(p for p in parts if isinstance(p, str))
-    if "{" in literal or "}" in literal:
+    """The template ``source``, its placeholders parsed (engine/placeholders.py: one that is
+    none of the forms is a PathSyntaxError here, at spec load)."""
+    pieces = _PLACEHOLDER.split(source)  # literal texts and placeholders' inner texts, alternating
+    if any("{" in text or "}" in text for text in pieces[::2]):
         raise PathSyntaxError(f"unbalanced braces in template {source!r}")
-    return Template(source, tuple(parts))
-
-
-@dataclass(frozen=True, slots=True)
-class _Placeholder:
-    """A placeholder's inner text, e.g. ``group.id`` or ``packet:$.run``."""
-
-    text: str
-
-    def __str__(self) -> str:
-        return self.text
+    parts = [parse_placeholder(text) if position % 2 else text
+             for position, text in enumerate(pieces)]
+    return Template(source, tuple(part for part in parts if part))
 
 
 @dataclass(frozen=True)
@@ -110,8 +96,8 @@ class PointerTemplate:
     _fixed: tuple | None = field(init=False, compare=False, repr=False)
 
     @property
-    def placeholders(self) -> tuple[str, ...]:
-        found: list[str] = []
+    def placeholders(self) -> tuple[Placeholder, ...]:
+        found: list[Placeholder] = []
         for segment in self.segments:
             found.extend(segment.key.placeholders)
             if segment.filter_value is not None:

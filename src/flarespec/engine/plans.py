@@ -319,9 +319,8 @@ class _ElementRefs(_ScopeRefs):
                 target in self._documents and self._documents[target] <= self._bound):
             raise Ineligible(f"{ref.source} reads beyond the element and its parent")
         for placeholder in ref.placeholders:
-            name, _, meta = placeholder.partition("@")
-            if ":" in placeholder or meta not in ("", "index") or \
-                    (name if meta else name.split(".")[0]) not in self._bound:
+            if placeholder.reference or placeholder.meta not in (None, "index") or \
+                    placeholder.name not in self._bound:
                 raise Ineligible(f"{{{placeholder}}} needs more than a bound index or member")
         return self._evaluation.accessor(ref).element_values(self._name)
 

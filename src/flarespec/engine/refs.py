@@ -24,10 +24,10 @@ from flarespec.engine.paths import (
     Template,
     compile_pointer,
 )
+from flarespec.engine.placeholders import BINDING_METADATA
 from flarespec.loaders.locations import next_step, relative_location  # noqa: F401 (re-exported)
 
 DOCUMENT_METADATA = ("sha256", "path", "size")
-BINDING_METADATA = ("index", "label")
 METADATA = DOCUMENT_METADATA + BINDING_METADATA
 _TARGET = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?::(.*))?$", re.S)
 
@@ -45,7 +45,7 @@ class Ref:
         return self.source
 
     @property
-    def placeholders(self) -> tuple[str, ...]:
+    def placeholders(self) -> tuple:  # engine/placeholders.py's Placeholder objects
         return self.pointer.placeholders if self.pointer else ()
 
 
@@ -212,8 +212,8 @@ def refs_in(value: Any) -> Iterator[Ref]:
 
 def _placeholder_refs(placeholders) -> Iterator[Ref]:
     for placeholder in placeholders:
-        if ":" in placeholder:
+        if placeholder.reference:
             try:
-                yield compile_ref(placeholder)
+                yield compile_ref(placeholder.text)
             except ValueError:  # not a reference after all: spec lint says so elsewhere
                 continue

@@ -15,6 +15,7 @@ from flarespec.engine.formula import FormulaError, compile_formula
 from flarespec.engine.hooks import HOOKS, argument_problems, discover
 from flarespec.engine.kinds import KINDS, Kind
 from flarespec.engine.paths import PathSyntaxError, Template, compile_template
+from flarespec.engine.placeholders import Placeholder, UnknownMetadata
 from flarespec.engine.shapes import SHAPE_RULE, Shape
 from flarespec.engine.refs import (
     BINDING_METADATA,
@@ -175,7 +176,7 @@ class _Compiler:
         try:
             ref = compile_ref(text, pinned)
         except PathSyntaxError as error:
-            self.issue(str(error), container, key, "spec.path-syntax")
+            self.syntax_issue(error, container, key)
             return None
         allowed_scope = scope + tuple(pinned or ())
         target = ref.target
@@ -227,28 +228,38 @@ class _Compiler:
                        f"{did_you_mean(_first_step(ref.source), _dotted(self.constants))}",
                        container, key, "spec.unknown-constant")
 
-    def placeholder(self, text: str, container, key, scope: tuple[str, ...]) -> None:
-        if ":" in text:
-            self.ref(text, container, key, scope)
+    def syntax_issue(self, error: PathSyntaxError, container, key) -> None:
+        """A selector or template that does not parse (engine/paths.py, engine/placeholders.py:
+        an unknown ``@meta`` is its own code, with a "did you mean")."""
+        if isinstance(error, UnknownMetadata):
+            self.issue(f"{error}{did_you_mean(error.meta, BINDING_METADATA)}", container, key,
+                       "spec.unknown-metadata")
+        else:
+            self.issue(str(error), container, key, "spec.path-syntax")
+
+    def placeholder(self, placeholder: Placeholder, container, key,
+                    scope: tuple[str, ...]) -> None:
+        """A parsed placeholder (engine/placeholders.py) reads what is bound here: a reference
+        is checked as one; a name must be bound, and only an iteration's element has an
+        ``@meta`` (a message field has none)."""
+        if placeholder.reference:
+            self.ref(placeholder.text, container, key, scope)
             return
-        name = text.split(".")[0].split("@")[0]
+        name = placeholder.name
         if name not in scope:
-            self.issue(f"placeholder {{{text}}} uses {name!r}, which is not bound here "
+            self.issue(f"placeholder {{{placeholder}}} uses {name!r}, which is not bound here "
                        f"(bound: {', '.join(scope) or 'none'}){did_you_mean(name, scope)}",
                        container, key, "spec.unbound-iteration")
-        elif "@" in text.split(".")[0]:
-            meta = text.split(".")[0].split("@", 1)[1]
-            if name in self.iteration_specs and meta not in BINDING_METADATA:
-                self.issue(f"placeholder {{{text}}}: an iteration has no @{meta}; known: "
-                           f"{', '.join('@' + m for m in BINDING_METADATA)}"
-                           f"{did_you_mean(meta, BINDING_METADATA)}", container, key,
-                           "spec.unknown-metadata")
+        elif placeholder.meta and name not in self.iteration_specs:
+            self.issue(f"placeholder {{{placeholder}}}: {name!r} is a message field, not an "
+                       f"iteration, so it has no @{placeholder.meta}", container, key,
+                       "spec.unknown-metadata")
 
     def template(self, text, container, key, scope) -> Template | None:
         try:
             template = compile_template(text)
         except PathSyntaxError as error:
-            self.issue(str(error), container, key, "spec.path-syntax")
+            self.syntax_issue(error, container, key)
             return None
         for placeholder in template.placeholders:
             self.placeholder(placeholder, container, key, scope)
