@@ -8,9 +8,11 @@
   so the rule reading it could meet any type there. A member is declared when the object's
   node names it in ``members`` or gives every member a ``values`` shape; an array element
   when the node has ``items``. A reference into an iteration's element uses the element's
-  shape (the shape at the iteration's ``over``). Selections the lint cannot follow
-  statically (filters, unions, recursive descent, a key filled per binding into an object
-  without ``values``) are not judged.
+  shape (the shape at the iteration's ``over``). A filter (``[?@.error == null]``, a
+  pointer's ``[key=value]``) selects elements as ``[*]`` does; a union (``[0,1]``,
+  ``['a','b']``) is each of its selectors. What the lint cannot follow statically (what lies
+  below a descendant segment ``..``, a key filled per binding into an object without
+  ``values``) is not judged: no error is made up there.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ UNUSED_SHAPE = "spec.unused-shape"
 JSON_LOADERS = frozenset({"json", "jsonl", "csv", "sse"})
 UNDECLARED_MEMBER = "spec.undeclared-member"
 _UNKNOWN = object()  # a place whose shape cannot be told statically: not judged
+_DESCENDANT = object()  # a descendant segment's step: what lies below is not followed
+_ELEMENT = object()  # a step to an array's elements alone (a slice, a pointer's [key=value])
 
 
 def shape_issues(compiled: CompiledSpec) -> list[SpecIssue]:
@@ -155,49 +159,55 @@ def _template_refs(template, mark) -> Iterator[tuple[Ref, Any]]:
 
 # ---------------------------------------------------------------------- walking shapes
 
-def _element_nodes(compiled: CompiledSpec) -> dict[str, Any]:
-    """Iteration name -> the shape node of its elements (``_UNKNOWN`` when not told)."""
-    found: dict[str, Any] = {}
+def _element_nodes(compiled: CompiledSpec) -> dict[str, list]:
+    """Iteration name -> the shape nodes its elements may have (one, or one per selector of
+    a union; ``[_UNKNOWN]`` when not told)."""
+    found: dict[str, list] = {}
 
-    def node_of(name: str):
+    def nodes_of(name: str) -> list:
         if name not in found:
-            found[name] = _UNKNOWN  # a cycle cannot be compiled; guard anyway
+            found[name] = [_UNKNOWN]  # a cycle cannot be compiled; guard anyway
             iteration = compiled.iterations[name]
-            start = _start(compiled, found, iteration.over, node_of)
-            found[name] = _UNKNOWN if start is _UNKNOWN else \
-                _walk(start, reference_steps(iteration.over))[0]
+            starts = _starts(compiled, found, iteration.over, nodes_of)
+            segments = _segments(iteration.over)
+            found[name] = _distinct(_walk(starts, segments)[0]) if segments is not None \
+                else [_UNKNOWN]
         return found[name]
     for name in compiled.iterations:
-        node_of(name)
+        nodes_of(name)
     return found
 
 
-def _start(compiled, elements, ref: Ref, node_of=None):
+def _distinct(nodes: list) -> list:
+    return list({id(node): node for node in nodes}.values())
+
+
+def _starts(compiled, elements, ref: Ref, nodes_of=None) -> list:
+    """The shape nodes of what the reference selects from (``[_UNKNOWN]``: not told)."""
     if ref.metadata:
-        return _UNKNOWN
+        return [_UNKNOWN]
     if ref.target in compiled.documents:
         shape = compiled.documents[ref.target].shape
-        return shape.node if shape is not None else _UNKNOWN
+        return [shape.node if shape is not None else _UNKNOWN]
     if ref.target in compiled.iterations:
-        return node_of(ref.target) if node_of else elements.get(ref.target, _UNKNOWN)
-    return _UNKNOWN  # constants
+        return nodes_of(ref.target) if nodes_of else elements.get(ref.target, [_UNKNOWN])
+    return [_UNKNOWN]  # constants
 
 
 def _undeclared(compiled, elements, ref: Ref, fields: tuple = ()) -> Iterator[str]:
     """The undeclared member the reference reads (if any), then, below what it selects,
     each undeclared member a formula's field path reads (``usage.total_tokens``)."""
-    start = _start(compiled, elements, ref)
-    steps = reference_steps(ref) if start is not _UNKNOWN else None
-    if steps is None:
+    segments = _segments(ref)
+    if segments is None:
         return
-    node, problem = _walk(start, steps)
+    nodes, problem = _walk(_starts(compiled, elements, ref), segments)
     if problem is not None:
         yield problem
         return
     for field in fields:
-        path = [WILDCARD if part == "*" else int(part) if part.isdigit() else part
+        path = [(WILDCARD if part == "*" else int(part) if part.isdigit() else part,)
                 for part in field.split(".")] if field not in ("", "$") else []
-        found = _walk(node, path)[1] if node is not _UNKNOWN else None
+        found = _walk(_distinct(nodes), path)[1]
         if found is not None:
             yield f"{found} (formula field {field})"
 
@@ -217,48 +227,87 @@ def reference_steps(ref: Ref) -> list | None:
     for segment in pointer.segments:
         if segment.filter_value is not None:
             return None
-        if segment.key.placeholders:
-            steps.append(_UNKNOWN)
-            continue
-        text = segment.key.source
-        steps.append(int(text) if text.lstrip("-").isdigit() else text)
+        steps.append(_pointer_step(segment))
     return steps
 
 
-def _walk(node, steps: list) -> tuple[Any, str | None]:
-    """(the node at the end, or _UNKNOWN; the first undeclared step, described, or None)."""
-    where = "$"
-    for step in steps:
-        if node is _UNKNOWN or not isinstance(node, dict):
-            return _UNKNOWN, None
-        if isinstance(step, str):
-            members = node.get("members") or {}
-            if step in members:
-                node = members[step]
-            elif "values" in node:
-                node = node["values"]
-            elif _is(node, "array") and not _is(node, "object"):
-                return _UNKNOWN, f"member {step!r} of {where}, which its shape declares an array"
-            elif _declares_nothing(node):
-                return _UNKNOWN, None
-            else:
-                return _UNKNOWN, (f"member {step!r} of {where}, which its shape does not "
-                                  f"declare (declared: {', '.join(members) or 'none'})")
-            where = f"{where}.{step}"
-        else:  # an index, a wildcard, or a key filled per binding
-            if "items" in node:
-                node = node["items"]
-            elif "values" in node:
-                node = node["values"]
-            elif step is _UNKNOWN and "members" in node:
-                return _UNKNOWN, None  # a member chosen per binding: not told statically
-            elif _declares_nothing(node):
-                return _UNKNOWN, None
-            else:
-                return _UNKNOWN, f"the elements of {where}, which its shape does not declare " \
-                                 f"(no items)"
-            where = f"{where}[*]"
-    return node, None
+def _pointer_step(segment):
+    if segment.key.placeholders:
+        return _UNKNOWN
+    text = segment.key.source
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def _segments(ref: Ref) -> list[tuple] | None:
+    """The reference's selector as segments for ``_walk``, each a tuple of the steps a
+    place may take there (several for a union): a name; an index, or ``_ELEMENT`` for what
+    selects an array's elements alone (a slice, a pointer's ``[key=value]``); ``WILDCARD``
+    for what selects an array's elements or an object's member values (a wildcard, a
+    filter); ``_UNKNOWN`` for a key filled per binding; ``_DESCENDANT`` for a descendant
+    segment (not followed). None when there is no selector (metadata)."""
+    if ref.jsonpath is not None:
+        segments = []
+        for descendant, selectors in ref.jsonpath.segments:
+            if descendant:
+                segments.append((_DESCENDANT,))
+                break  # nothing below is followed
+            segments.append(tuple(
+                selector if type(selector) in (str, int) else
+                _ELEMENT if type(selector) is slice else WILDCARD for selector in selectors))
+        return segments
+    if ref.pointer is None:
+        return None
+    return [(_ELEMENT if segment.filter_value is not None else _pointer_step(segment),)
+            for segment in ref.pointer.segments]
+
+
+def _walk(nodes: list, segments: list[tuple]) -> tuple[list, str | None]:
+    """From places of the shapes ``nodes``: (the nodes the places selected have,
+    ``_UNKNOWN`` for one not told; the first undeclared step, described, or None). Each
+    segment holds the steps a place may take there (one, or a union's selectors)."""
+    frontier = [(node, "$") for node in nodes]
+    for segment in segments:
+        following: dict = {}  # one place per node (the first): unions cannot multiply them
+        for node, where in frontier:
+            for step in segment:
+                children, problem = _step(node, step, where)
+                if problem is not None:
+                    return [_UNKNOWN], problem
+                for child in children:
+                    following.setdefault(id(child[0]), child)
+        frontier = list(following.values())
+    return [node for node, _ in frontier], None
+
+
+def _step(node, step, where: str) -> tuple[list, str | None]:
+    """([(a node at ``step`` below ``node``, its place), ...], None), or (_, the problem);
+    ``_UNKNOWN`` once nothing can be told (below it, nothing is judged)."""
+    unknown = [(_UNKNOWN, where)]
+    if node is _UNKNOWN or not isinstance(node, dict) or step is _DESCENDANT:
+        return unknown, None
+    if isinstance(step, str):
+        members = node.get("members") or {}
+        if step in members:
+            return [(members[step], f"{where}.{step}")], None
+        if "values" in node:
+            return [(node["values"], f"{where}.{step}")], None
+        if _is(node, "array") and not _is(node, "object"):
+            return unknown, f"member {step!r} of {where}, which its shape declares an array"
+        if _declares_nothing(node):
+            return unknown, None
+        return unknown, (f"member {step!r} of {where}, which its shape does not declare "
+                         f"(declared: {', '.join(members) or 'none'})")
+    # an index, an element, a wildcard, or a key filled per binding
+    if "items" in node:
+        return [(node["items"], f"{where}[*]")], None
+    if "values" in node:
+        return [(node["values"], f"{where}[*]")], None
+    if step is WILDCARD and node.get("members") and _is(node, "object"):
+        # every member's value (a wildcard, a filter over an object)
+        return [(child, f"{where}.{name}") for name, child in node["members"].items()], None
+    if step is _UNKNOWN and "members" in node or _declares_nothing(node):
+        return unknown, None  # a member chosen per binding: not told statically
+    return unknown, f"the elements of {where}, which its shape does not declare (no items)"
 
 
 def _is(node: dict, name: str) -> bool:
