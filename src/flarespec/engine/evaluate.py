@@ -100,6 +100,12 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         self._unresolved: dict[tuple, tuple] = {}
         # iterations whose elements could not be found under some parent (document failed)
         self._incomplete: set[str] = set()
+        # the bindings each iteration made (bounded: engine/scopes.py MAX_BINDINGS), the
+        # bit marking a parent binding whose elements of it were counted, and each
+        # iteration past the bound -> its violation's group
+        self._bindings_made: dict[str, int] = {}
+        self._iteration_bits = {name: 1 << bit for bit, name in enumerate(spec.iterations)}
+        self._over_bound: dict[str, tuple] = {}
         # path -> the first document that reads it whole; of those paths, the ones read
         # already; and what a document's loader gave (or raised) when its file was read
         # early for a digest, kept for the document (see digest)

@@ -66,6 +66,7 @@ CODES: dict[str, str] = {
     "spec.entry": "not exactly one document is the entry",
     "spec.name-clash": "a document and an iteration share a name",
     "spec.unknown-identity": "a pair rule compares an identity the spec does not define",
+    "spec.too-many-bindings": "iterations over constants that make more bindings than the engine runs",
     "spec.document-option": "a document option out of range (max_mib) or on the wrong loader",
     "spec.scaffold": "spec new cannot draft a child of this parent",
     "spec.invalid": "any other problem that makes a spec unusable",

@@ -29,6 +29,7 @@ from flarespec.engine.refs import (
 )
 from flarespec.loaders import KNOWN_LOADERS, find_loader, unknown_loader
 from flarespec.loaders.limits import MAX_DOCUMENT_CEILING_MIB, MAX_MIB_OPTION
+from flarespec.spec.bindings import binding_problems
 from flarespec.spec.errors import SpecInvalid, SpecIssue, did_you_mean
 from flarespec.spec.resolve import ResolvedSpec
 from flarespec.spec.yamlmarks import plain
@@ -477,6 +478,8 @@ class _Compiler:
                 if "label" in source else None
             if over:
                 compiled[name] = CompiledIteration(name, over, parent, label, chain)
+        for name, problem in binding_problems(compiled, self.constants).items():
+            self.issue(problem, self.iteration_specs[name], "over", "spec.too-many-bindings")
         return compiled
 
     def rules(self) -> list[CompiledRule]:
