@@ -751,9 +751,9 @@ def test_max_mib_on_a_streamed_document_is_a_spec_error(tmp_path, loader):
     head = HEAD + f"  raw: {{loader: {loader}, path: raw, options: {{max_mib: 64}}}}\n"
     assert issues(tmp_path, "", head=head) == [
         (6, 40 + len(loader), "spec.document-option",
-         f"max_mib applies to documents read whole (csv, json, jsonl, prometheus, sse, "
-         f"text); "
-         f"a {loader} document is never read whole")]
+         f"a {loader} document has no option 'max_mib'; its options: "
+         f"{'head_bytes' if loader == 'bytes' else 'none'} (max_mib is for documents read "
+         f"whole: a {loader} document is never read whole)")]
 
 
 @pytest.mark.parametrize("value", [1, 256])

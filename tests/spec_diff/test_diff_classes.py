@@ -176,13 +176,15 @@ def test_a_key_added_to_a_kept_document_is_review_not_a_new_document(tmp_path):
     """Only a whole document added is "a new document must exist"; an option added to one
     (other than max_mib) changes how it is read."""
     child = tmp_path / "child.yaml"
-    (tmp_path / "base.yaml").write_text((DATA / "base.yaml").read_text())
+    sse = "notes: {loader: sse, path: notes.txt"  # a loader with an option beside max_mib
+    (tmp_path / "base.yaml").write_text((DATA / "base.yaml").read_text().replace(
+        "notes: {loader: text, path: notes.txt", sse))
     child.write_text("flarespec: 1\nid: review/child\nextends: review/base\ntitle: c\n"
                      'applies_to: {given: "index:$.schema", equals: "${schema}"}\n'
-                     "documents:\n  notes: {loader: text, path: notes.txt, options: {x: 1}}\n")
+                     f"documents:\n  {sse}, options: {{data_json: true}}}}\n")
     result = diff_specs(linted(tmp_path / "base.yaml"), linted(child))
     [change] = [c for c in result.changes if c.subject == "document notes"]
-    assert (change.path, change.cls, change.what) == ("options.x", "review", "added")
+    assert (change.path, change.cls, change.what) == ("options.data_json", "review", "added")
 
 
 @pytest.mark.parametrize("old, new, cls", [

@@ -28,7 +28,7 @@ from flarespec.engine.kinds import ARGUMENT_VALUES, COUNT, KINDS, Kind
 from flarespec.engine.shapes import AUTHORING_KEYS, NODE_KEYS, TYPE_NAMES
 from flarespec.engine.values import JSON_TYPES
 from flarespec.loaders import KNOWN_LOADERS
-from flarespec.loaders.limits import MAX_DOCUMENT_CEILING_MIB, MAX_MIB_OPTION
+from flarespec.loaders.options import declared_options
 from flarespec.spec import metaschema as meta
 from flarespec.spec.compile import STREAMED_LOADERS
 from flarespec.spec.tokens import _TOKEN
@@ -347,15 +347,34 @@ def loader_schema() -> dict:
     return {"anyOf": [{"enum": names}, _ref("constant")], "examples": names}
 
 
+def _declared_options() -> dict[str, tuple]:
+    """Each built-in loader's options, as it declares them (loaders/options.py)."""
+    return {loader: declared_options(loader) for loader in sorted(KNOWN_LOADERS | STREAMED_LOADERS)}
+
+
 def options_schema() -> dict:
-    whole = sorted(KNOWN_LOADERS - STREAMED_LOADERS)
-    size = {"type": "integer", "minimum": 1, "maximum": MAX_DOCUMENT_CEILING_MIB,
-            "description": f"the document's size limit in MiB (loaders {', '.join(whole)})"}
-    return {"type": "object", "properties": {
-        MAX_MIB_OPTION: value(size),
-        "data_json": {"description": "sse: parse each event's data as JSON"},
-        "terminator": {"description": "sse: the data of the stream's last event"},
-        "head_bytes": {"description": "bytes: how many first bytes the value's head holds"}}}
+    """Every option a loader declares, with its schema, or a whole ``${constant}`` (options
+    are checked after substitution); which loader takes which is ``options_by_loader``'s."""
+    properties: dict = {}
+    for loader, options in _declared_options().items():
+        for option in options:
+            if option.name not in properties:
+                takes = [name for name, declared in _declared_options().items()
+                         if option in declared]
+                properties[option.name] = {"anyOf": [dict(
+                    option.schema, description=f"{option.description}; loaders: "
+                                               f"{', '.join(takes)}"), _ref("constant")]}
+    return {"type": "object", "additionalProperties": False, "properties": properties}
+
+
+def options_by_loader() -> list[dict]:
+    """A document's options are its loader's (a loader written as a ${constant}, or a
+    plug-in's, is judged by spec lint alone)."""
+    return [{"if": {"required": ["loader"], "properties": {"loader": {"const": loader}}},
+             "then": {"properties": {"options": {"propertyNames": {
+                 "enum": [option.name for option in options]}} if options else {
+                 "maxProperties": 0}}}}
+            for loader, options in _declared_options().items()]
 
 
 # ------------------------------------------------------------------ the three schemas
@@ -374,6 +393,7 @@ def spec_schema() -> dict:
         _refine(owner, key, _ref("condition"))
     _refine(definitions["document"], "loader", loader_schema())
     _refine(definitions["document"], "options", options_schema())
+    definitions["document"].setdefault("allOf", []).extend(options_by_loader())
     _refine(root, "shapes", "*", _ref("shape"))
     definitions.update(assertion=assertion_schema(), condition=condition_schema(),
                        shape=shape_schema(), constant=CONSTANT, **ARGUMENT_FORMS,

@@ -17,6 +17,7 @@ from flarespec.loaders import load_bytes_head, load_document
 from flarespec.loaders.errors import LoadError
 from flarespec.loaders.files import FileStore
 from flarespec.loaders.limits import document_limit
+from flarespec.loaders.options import HEAD_BYTES
 
 
 # loaders that do not read their file whole: it is hashed by a streamed read instead
@@ -170,7 +171,7 @@ class Documents:
                 self.store.resolve(path, kind="dir")
                 return Loaded({}, path)
             if document.loader == "bytes":
-                head = int(document.options.get("head_bytes", 64))
+                head = document.options.get(HEAD_BYTES.name, HEAD_BYTES.default)
                 return Loaded(load_bytes_head(self.store, path, head), path)
             value, lines = self._parsed(document, path)
             loaded = Loaded(value, path, loader=document.loader, lines=lines)

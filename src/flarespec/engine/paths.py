@@ -282,12 +282,16 @@ def load_file(file: str, loader: str, options: dict | None = None) -> Any:
         document_limit,
         find_loader,
         load_document,
+        option_problems,
         unknown_loader,
     )
 
     options = dict(options or {})
     if find_loader(loader) is None:  # a plug-in's name too
         raise ValueError(unknown_loader(loader))
+    problems = option_problems(loader, options)  # as a spec's options are checked
+    if problems:
+        raise ValueError("; ".join(problem for _, problem in problems))
     real = os.path.realpath(file)
     data = FileStore(os.path.dirname(real)).read_bytes(os.path.basename(real),
                                                       document_limit(options))

@@ -24,6 +24,7 @@ from .errors import LoadError
 from .files import FileStore
 from .jsonl import load_jsonl
 from .limits import MAX_DOCUMENT_BYTES, MAX_SAMPLES, MAX_SSE_EVENTS, document_limit
+from .options import DATA_JSON, TERMINATOR, Option, option_problems
 from .prometheus import parse_prometheus
 from .registry import (
     ENTRY_POINT_GROUP,
@@ -56,8 +57,9 @@ _builtin("jsonl", lambda data, options: load_jsonl(data, limit=document_limit(op
 _builtin("csv", lambda data, options, shape: load_csv(data, limit=document_limit(options),
                                                       shape=shape), records=True, shaped=True)
 _builtin("sse", lambda data, options: parse_sse(
-    data, data_json=options.get("data_json", False), terminator=options.get("terminator"),
-    limit=document_limit(options)), locate=locate.sse_line)
+    data, data_json=options.get(DATA_JSON.name, DATA_JSON.default),
+    terminator=options.get(TERMINATOR.name), limit=document_limit(options)),
+    locate=locate.sse_line, options=(DATA_JSON, TERMINATOR))
 _builtin("prometheus", lambda data, options: parse_prometheus(
     data, limit=document_limit(options)), locate=locate.prometheus_line)
 _builtin("text", lambda data, options: load_text(data, limit=document_limit(options)))
@@ -80,8 +82,8 @@ def load_bytes_head(store: FileStore, rel: str, head_bytes: int) -> dict:
 
 __all__ = [
     "ENTRY_POINT_GROUP", "FileStore", "Format", "KNOWN_LOADERS", "LOADERS", "LoadError",
-    "MAX_DOCUMENT_BYTES", "MAX_SAMPLES", "MAX_SSE_EVENTS", "find_loader", "format_of",
+    "MAX_DOCUMENT_BYTES", "MAX_SAMPLES", "MAX_SSE_EVENTS", "Option", "find_loader", "format_of",
     "get_loader", "known_loaders", "load_bytes_head", "load_csv", "load_document", "load_json",
-    "load_json_text", "load_jsonl", "locate_line", "locates_lines", "parse_prometheus",
-    "parse_sse", "register_loader", "unknown_loader",
+    "load_json_text", "load_jsonl", "locate_line", "locates_lines", "option_problems",
+    "parse_prometheus", "parse_sse", "register_loader", "unknown_loader",
 ]

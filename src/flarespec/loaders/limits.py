@@ -22,6 +22,12 @@ MAX_DOCUMENT_BYTES = 32 * MIB
 # worst shapes cost about 25 times their bytes once parsed.
 MAX_MIB_OPTION = "max_mib"
 MAX_DOCUMENT_CEILING_MIB = 256
+# The head of a ``bytes`` document (its option ``head_bytes``): the first bytes, read and
+# held as text of one character per byte for rules such as ``starts_with``. A head is for a
+# magic number or a header, never the file: at most 1 MiB (a larger one is refused when the
+# spec loads, as a negative one; 10^12 was a MemoryError once a packet was validated).
+DEFAULT_HEAD_BYTES = 64
+MAX_HEAD_BYTES = 1 << 20
 # Events of one event stream: each costs an event dict (about 0.35-0.65 KB with its data).
 MAX_SSE_EVENTS = 1 << 20
 # An SSE ``retry:`` value: WHATWG sets the reconnection time to any all-digit value; browsers

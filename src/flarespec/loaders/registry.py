@@ -46,6 +46,8 @@ class Format:
     # a built-in locator reading lines kept in the value (sse, prometheus): (value, steps)
     locate: Callable[[Any, list], int | None] | None = None
     doc: str = ""
+    # the options it reads beyond max_mib (loaders/options.py: checked when a spec loads)
+    options: tuple = ()
 
     @property
     def locates_lines(self) -> bool:
@@ -75,7 +77,8 @@ def register(fmt: Format) -> Format:
     return fmt
 
 
-def register_loader(name: str, *, records: bool = False, shaped: bool = False):
+def register_loader(name: str, *, records: bool = False, shaped: bool = False,
+                    options: tuple = ()):
     """Register the decorated function as loader ``name`` (a plug-in's one call).
 
     The function takes ``(data: bytes, options: dict)`` (and ``shape=``, the document's
@@ -83,10 +86,11 @@ def register_loader(name: str, *, records: bool = False, shaped: bool = False):
     lists, str, int, float, Decimal, bool, None) or ``(value, lines)`` when ``records``
     (``value`` a list, ``lines[i]`` the file line its element ``i`` begins on: violations
     inside ``$[i]`` then name that line), and raises :class:`LoadError` for a file it
-    refuses."""
+    refuses. ``options``: the :class:`~flarespec.loaders.options.Option` s it reads beyond
+    ``max_mib``; a spec giving any other is refused when it loads."""
     def decorate(load):
         register(Format(name, load, load.__module__, records=records, shaped=shaped,
-                        doc=(load.__doc__ or "").strip()))
+                        doc=(load.__doc__ or "").strip(), options=tuple(options)))
         return load
     return decorate
 

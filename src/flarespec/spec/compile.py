@@ -27,8 +27,7 @@ from flarespec.engine.refs import (
     Ref,
     compile_ref,
 )
-from flarespec.loaders import KNOWN_LOADERS, find_loader, unknown_loader
-from flarespec.loaders.limits import MAX_DOCUMENT_CEILING_MIB, MAX_MIB_OPTION
+from flarespec.loaders import KNOWN_LOADERS, find_loader, option_problems, unknown_loader
 from flarespec.spec.bindings import binding_problems
 from flarespec.spec.errors import SpecInvalid, SpecIssue, did_you_mean
 from flarespec.spec.resolve import ResolvedSpec
@@ -397,7 +396,7 @@ class _Compiler:
                 self.issue(f"document {name!r} has the name of an iteration or of 'constants'",
                            self.document_specs, name, "spec.name-clash")
             self.loader(source)
-            self.size_option(source)
+            self.document_options(source)
             each = source.get("each")
             if each and each not in self.iteration_specs:
                 self.issue(f"each names unknown iteration {each!r}"
@@ -441,24 +440,15 @@ class _Compiler:
         rule = f"{source.get('rule', f'document.{name}')}.{SHAPE_RULE}"
         return Shape(node, rule) if node is not None else None
 
-    def size_option(self, source) -> None:
-        """The document option ``max_mib`` raises or lowers the size limit of a document read
-        whole: a whole number of MiB up to the engine's ceiling, so that a spec, never a
-        packet, bounds the memory a validation may use."""
-        options = source.get("options")
-        if not isinstance(options, dict) or MAX_MIB_OPTION not in options:
-            return
-        value = options[MAX_MIB_OPTION]
-        if source["loader"] in STREAMED_LOADERS:
-            self.issue(f"{MAX_MIB_OPTION} applies to documents read whole "
-                       f"({', '.join(sorted(KNOWN_LOADERS - STREAMED_LOADERS))}); a "
-                       f"{source['loader']} document is never read whole", options,
-                       MAX_MIB_OPTION, "spec.document-option")
-        elif isinstance(value, bool) or not isinstance(value, int) \
-                or not 1 <= value <= MAX_DOCUMENT_CEILING_MIB:
-            self.issue(f"{MAX_MIB_OPTION} must be a whole number of MiB from 1 to "
-                       f"{MAX_DOCUMENT_CEILING_MIB}; got {value!r}", options, MAX_MIB_OPTION,
-                       "spec.document-option")
+    def document_options(self, source) -> None:
+        """Each option is one its loader declares, with a value its declaration takes
+        (loaders/options.py): ``max_mib`` bounds a document read whole, so that a spec,
+        never a packet, bounds the memory a validation may use; a misspelt option is an
+        error, not an option silently ignored."""
+        options = source.get("options", {})
+        for name, problem in option_problems(source["loader"], options):
+            where, key = (options, name) if name is not None else (source, "options")
+            self.issue(problem, where, key, "spec.document-option")
 
     def iterations(self) -> dict[str, CompiledIteration]:
         compiled = {}
