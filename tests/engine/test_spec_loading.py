@@ -605,7 +605,7 @@ def test_every_issue_is_reported_at_once(tmp_path):
 
 def test_document_without_a_path(tmp_path):
     assert issues(tmp_path, "", head=HEAD + "  other: {loader: json}\n") == [
-        (6, 10, "spec.invalid", "a document needs path, path_from or entry: true")]
+        (6, 10, "spec.invalid", "a document needs path, path_from, from or entry: true")]
 
 
 def test_document_named_like_an_iteration(tmp_path):

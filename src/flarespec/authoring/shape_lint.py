@@ -3,7 +3,7 @@
 * ``spec.no-shape`` (error): a document whose loader gives JSON values (``json``, ``sse``)
   names no shape, so nothing but what some rule happens to touch is checked.
 * ``spec.undeclared-member`` (error): a reference (a rule's ``given``, a condition, an
-  argument, an iteration's ``over``, a document's ``path_from`` or path placeholder, an
+  argument, an iteration's ``over``, a document's ``path_from``, ``from``, path placeholder, an
   identity, the metric) reads a member that the shape of what it reads does not declare,
   so the rule reading it could meet any type there. A member is declared when the object's
   node names it in ``members`` or gives every member a ``values`` shape; an array element
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from flarespec.engine.path_templates import JsonPathTemplate
 from flarespec.engine.paths import WILDCARD, PointerTemplate
 from flarespec.engine.refs import Ref, refs_in
 from flarespec.spec.compile import CompiledSpec
@@ -125,8 +126,9 @@ def _plain_references(compiled: CompiledSpec) -> Iterator[tuple[Ref, Any]]:
         yield iteration.over, _mark(data["iterations"][name])
     for name, document in compiled.documents.items():
         mark = _mark(data["documents"][name])
-        if document.path_from is not None:
-            yield document.path_from, mark
+        for ref in (document.path_from, document.from_ref):
+            if ref is not None:
+                yield ref, mark
         if document.path is not None:
             yield from _template_refs(document.path, mark)
     rule_marks = _rule_marks(data)
@@ -245,13 +247,16 @@ def _segments(ref: Ref) -> list[tuple] | None:
     for what selects an array's elements or an object's member values (a wildcard, a
     filter); ``_UNKNOWN`` for a key filled per binding; ``_DESCENDANT`` for a descendant
     segment (not followed). None when there is no selector (metadata)."""
-    if ref.jsonpath is not None:
+    path = ref.jsonpath if ref.jsonpath is not None else \
+        ref.template.probe if ref.template is not None else None
+    if path is not None:
         segments = []
-        for descendant, selectors in ref.jsonpath.segments:
+        for descendant, selectors in path.segments:
             if descendant:
                 segments.append((_DESCENDANT,))
                 break  # nothing below is followed
             segments.append(tuple(
+                _UNKNOWN if JsonPathTemplate.probe_step(selector) is not None else
                 selector if type(selector) in (str, int) else
                 _ELEMENT if type(selector) is slice else WILDCARD for selector in selectors))
         return segments

@@ -56,7 +56,7 @@ def _bound_names(pointer) -> frozenset[str] | None:
 
 class Accessor:
     __slots__ = ("ref", "metadata", "values", "_root", "_evaluation", "_pinned", "_jsonpath",
-                 "_pointer", "_bound")
+                 "_pointer", "_bound", "_template")
 
     def __init__(self, evaluation, ref):
         self.ref = ref
@@ -65,8 +65,13 @@ class Accessor:
         self._pinned = ref.pinned
         self._jsonpath = ref.jsonpath
         self._pointer = ref.pointer
+        self._template = ref.template
         self._root = self._metadata_root() if ref.metadata else self._value_root()
-        self._bound = _bound_names(ref.pointer)
+        # a JSONPath template is read by the general path only, per binding; an element
+        # plan holds it per parent unless it names the element's own iteration
+        self._bound = frozenset(p.name for p in ref.template.placeholders
+                                if not p.reference) if ref.template is not None \
+            else _bound_names(ref.pointer)
         self.values = self._values()
 
     # ------------------------------------------------------------------ reading
@@ -75,7 +80,7 @@ class Accessor:
         The common forms (an unpinned JSONPath, or a pointer whose placeholders are bound
         indices, over a document, a binding or the constants) are one closure each; any
         other goes through the root and the general filler."""
-        split = self._split()
+        split = None if self._template is not None else self._split()
         if split is None:
             return self._general()
         root, select = split
@@ -98,7 +103,7 @@ class Accessor:
     def _plain(self) -> Callable[[Any], list] | None:
         """``value -> the selected values`` when the selection needs nothing of the scope (a
         JSONPath, a pointer without placeholders): ``_selector`` without its scope."""
-        if self.metadata:
+        if self.metadata or self._template is not None:
             return None
         if self._jsonpath is not None:
             return self._jsonpath.reader()
@@ -110,7 +115,7 @@ class Accessor:
         """A common form as (``scope -> the value selected from``, ``(that value, scope) ->
         the selected values``); None for the others (pinned, metadata, a pointer filled by
         the general filler)."""
-        select = None if self.metadata else self._selector()
+        select = None if self.metadata or self._template is not None else self._selector()
         if self._pinned or select is None:
             return None
         root, target = self._root, self.ref.target
@@ -188,7 +193,7 @@ class Accessor:
         """The fixed steps (engine/readers.py) by which the reference reads the element of
         the leaf iteration ``own`` when ``own_selector`` is that fixed selection's reader
         (a JSONPath of names and indices, a pointer of literal keys); else None."""
-        if self.ref.target != own or self._pinned or self.metadata:
+        if self.ref.target != own or self._pinned or self.metadata or self._template:
             return None
         if self._jsonpath is not None:
             return self._jsonpath.fixed_steps()
@@ -229,8 +234,9 @@ class Accessor:
     def _general(self) -> Callable[[dict], list]:
         """``values`` of the other forms: through the root and the general filler."""
         evaluation, pinned, root = self._evaluation, self._pinned, self._root
-        metadata, jsonpath = self.metadata, self._jsonpath
-        walk = self._pointer.reader() if jsonpath is None and not metadata else None
+        metadata, jsonpath, template = self.metadata, self._jsonpath, self._template
+        walk = self._pointer.reader() if jsonpath is None and template is None \
+            and not metadata else None
 
         def general_values(scope: dict) -> list:
             if pinned:
@@ -240,6 +246,8 @@ class Accessor:
                 return [value]
             if jsonpath is not None:
                 return jsonpath.values(value)
+            if template is not None:
+                return template.compiled(evaluation.filler(scope)).values(value)
             return walk(value, evaluation.filler(scope))
         return general_values
 
@@ -253,6 +261,9 @@ class Accessor:
             return [Match(value, base)], file
         if self._jsonpath is not None:
             return self._jsonpath.find(value, base), file
+        if self._template is not None:
+            path = self._template.compiled(self._evaluation.filler(scope))
+            return path.find(value, base), file
         return self._pointer.find(value, self._evaluation.filler(scope), base), file
 
     # ------------------------------------------------------------------ roots
@@ -272,9 +283,9 @@ class Accessor:
                 return match.value, match, binding.file
             return from_binding
 
-        def from_document(scope: dict):
+        def from_document(scope: dict):  # base: "$", a `from` document's string member's
             loaded = document(target, scope)
-            return loaded.value, "$", loaded.path
+            return loaded.value, loaded.base, loaded.path
         return from_document
 
     def _metadata_root(self) -> Root:

@@ -147,7 +147,8 @@ class Describing:
         """The JSONPath a pointer names, whether or not anything is there (no ``[k=v]``)."""
         scope = self._pinned(ref, scope)
         binding = scope.get(ref.target)
-        location = binding.location if binding is not None else "$"
+        location = binding.location if binding is not None \
+            else self.root_location(ref.target, scope)
         fill = self.filler(scope)
         for segment in ref.pointer.segments:
             if segment.filter_value is not None:

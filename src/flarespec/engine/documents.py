@@ -4,6 +4,12 @@ Part of ``Evaluation`` (engine/evaluate.py), which holds the state: the document
 loaded lazily, once per binding they depend on, from a confined file store. A document
 that cannot be loaded (or does not have its declared shape) is one violation; the checks
 that need it raise ``Unavailable`` and are skipped for that binding instead of cascading.
+
+A document with ``from`` is no file: its value is a string member of another document (a
+raw JSON response or event stream kept as text), parsed by its own loader. It has its
+container's file and continues the member's location (``$.records[0].raw.usage`` is
+``$.usage`` of the document parsed from ``$.records[0].raw``); the receipt binds it through
+its container's digest.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flarespec.engine.problems import INTERNAL_ERROR, Unavailable, Unresolvable
+from flarespec.engine.values import json_type
 from flarespec.loaders import load_bytes_head, load_document
 from flarespec.loaders.errors import LoadError
 from flarespec.loaders.files import FileStore
@@ -42,6 +49,11 @@ class Loaded:
     groups: tuple = ()
     # a records format's file line of each element (jsonl, csv), kept when released
     lines: Any = None
+    # where the value sits in its file: the root, or the JSONPath of the string member a
+    # ``from`` document was parsed from (every location inside it continues that one)
+    base: str = "$"
+    # a ``from`` document's own bindings: its string is read again there once released
+    scope: dict | None = None
 
 
 def _matched(found: int) -> str:
@@ -163,6 +175,8 @@ class Documents:
     def _loaded(self, name: str, scope: dict) -> Loaded:
         document = self.spec.documents[name]
         scope = self._own_scope(name, scope)
+        if document.from_ref is not None:
+            return self._from_string(document, scope)
         path = self._path_of(name, scope)
         if path is None:
             return Loaded(None, None, failed=True)
@@ -205,7 +219,7 @@ class Documents:
             return False
         for problem in problems:
             if self._keeps(rule, "error"):
-                location = problem.location
+                location = _within(loaded.base, problem.location)
                 self._add(rule, "error", problem.message, loaded.path, location, scope=scope,
                           expected=problem.expected, actual=problem.actual,
                           line=self._line_of(loaded.path, location))
@@ -232,8 +246,8 @@ class Documents:
             if name not in done:
                 self._touch_instances(number, name, self._every_instance(document), 0)
         for name, document in self.spec.documents.items():
-            if document.loader == "directory":
-                continue
+            if document.loader == "directory" or document.from_ref is not None:
+                continue  # no file, or its container's (bound by that one's digest)
             keyer = self._instance_keys[name]
             for scope in self._every_instance(document):
                 loaded = self._documents.get(keyer(scope))
@@ -282,10 +296,13 @@ class Documents:
         meanwhile is a violation and the document unavailable from then on."""
         document = self.spec.documents[loaded.name]
         try:
-            data = self.store.read_bytes(loaded.path, document_limit(document.options))
-            if hashlib.sha256(data).hexdigest() != self.store.sha256(loaded.path):
-                raise ValueError("its bytes differ from the ones validated first")
-            loaded.value, loaded.lines = _parse(document, data)
+            if document.from_ref is not None:
+                loaded.value = self._string_again(document, loaded)
+            else:
+                data = self.store.read_bytes(loaded.path, document_limit(document.options))
+                if hashlib.sha256(data).hexdigest() != self.store.sha256(loaded.path):
+                    raise ValueError("its bytes differ from the ones validated first")
+                loaded.value, loaded.lines = _parse(document, data)
             loaded.released = False
             self._reloaded.append(loaded)
             if len(self._reloaded) > _RELOADED_KEPT:
@@ -308,6 +325,8 @@ class Documents:
         paths = set()
         for name in names:
             document = self.spec.documents[name]
+            if document.from_ref is not None:
+                continue  # no file of its own (spec/compile.py refuses it in a manifest kind)
             each = document.each
             for scope in self._every_instance(document):
                 path = self._path_of(name, scope)
@@ -340,6 +359,110 @@ class Documents:
             return self.store.sha256(path)
         except (LoadError, OSError):
             return None
+
+
+    # ------------------------------------------------------------------ from a string
+    def _from_string(self, document, scope: dict) -> Loaded:
+        """A ``from`` document: the string its reference selects here, parsed by its loader
+        and checked against its shape. What cannot be read is one violation in the
+        container's file at the member's place, and the document is unavailable."""
+        found = self._selected_string(document, scope)
+        if found is None:
+            return Loaded(None, None, failed=True)
+        text, file, base = found
+        try:
+            value = _parse(document, _utf8(text))[0]
+        except LoadError as error:
+            where = f" (line {error.line} of the string)" if error.line else ""
+            self._string_problem(f"{document.rule_prefix}.{error.code}",
+                                 f"the string at {base}, read as {document.loader}{where}: "
+                                 f"{error.message}", file, _within(base, error.location),
+                                 scope)
+            return Loaded(None, file, failed=True)
+        loaded = Loaded(value, file, loader=document.loader, base=base, scope=scope)
+        if document.shape is not None and self._check_shapes \
+                and not self._has_shape(document, loaded, scope):
+            loaded.failed = True
+        return loaded
+
+    def _selected_string(self, document, scope: dict) -> tuple | None:
+        """(the string, its file, its location) that the document's ``from`` selects here;
+        None after a violation, or when what it reads is unavailable (reported there)."""
+        ref, prefix, name = document.from_ref, document.rule_prefix, document.name
+        try:
+            matches, file = self.resolve(ref, scope)
+        except Unavailable:
+            return None
+        except Unresolvable as problem:
+            self._string_problem(f"{prefix}.from-unresolved", f"no string for document "
+                                 f"{name!r}: {problem}", None, None, scope)
+            return None
+        if len(matches) != 1:
+            shown = self._shown_ref(ref, scope)
+            self._string_problem(f"{prefix}.from-unresolved", f"no string for document "
+                                 f"{name!r}: {shown} {_matched(len(matches))}", file, shown,
+                                 scope)
+            return None
+        match = matches[0]
+        if not isinstance(match.value, str):
+            self._string_problem(f"{prefix}.from-not-string", f"document {name!r} is parsed "
+                                 f"from a string, but this is {json_type(match.value)}", file,
+                                 match.location, scope, expected="string",
+                                 actual=json_type(match.value))
+            return None
+        return match.value, file, match.location
+
+    def _string_problem(self, rule_id, message, file, location, scope, **values) -> None:
+        """A violation in the container's file, with its line where its loader tells."""
+        if self._keeps(rule_id, "error"):
+            self._add(rule_id, "error", message, file, location, scope=scope,
+                      line=self._line_of(file, location), **values)
+
+    def _string_again(self, document, loaded: Loaded):
+        """A released ``from`` document's value, parsed again from its string (its
+        container read again, and checked against its digest, if released too)."""
+        try:
+            matches, _ = self.resolve(document.from_ref, loaded.scope)
+        except Unavailable:  # its container changed: reported there
+            loaded.failed, loaded.released = True, False
+            raise
+        if len(matches) != 1 or not isinstance(matches[0].value, str):
+            raise ValueError("its string is no longer there")
+        return _parse(document, _utf8(matches[0].value))[0]
+
+    def root_location(self, target: str, scope: dict) -> str:
+        """The location of a document's root: ``$``, or where a ``from`` document's string
+        is (what a pointer into it continues)."""
+        document = self.spec.documents.get(target)
+        if document is None or document.from_ref is None:
+            return "$"
+        try:
+            return self.document(target, scope).base
+        except Unavailable:
+            return "$"
+
+
+def _within(base: str, location: str | None) -> str:
+    """A location inside a document as a location of its file: a ``from`` document's
+    continues its string member's (``$.a`` inside ``$.records[0].raw`` is
+    ``$.records[0].raw.a``); a file's root is ``$``, so its locations stay as they are."""
+    if base == "$":
+        return location
+    if not location:
+        return base
+    return base + location[1:] if location.startswith("$") else location
+
+
+def _utf8(text: str) -> bytes:
+    """A string's UTF-8 bytes, what a loader reads. A lone surrogate (JSON's ``"\\ud800"``)
+    has none: the string is not text a loader can read."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise LoadError("invalid-utf8", f"the string holds a lone surrogate "
+                                        f"(U+{ord(text[error.start]):04X} at character "
+                                        f"{error.start}), which has no UTF-8 form",
+                        line=text.count("\n", 0, error.start) + 1) from None
 
 
 def _parse(document, data: bytes) -> tuple:

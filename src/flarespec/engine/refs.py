@@ -6,6 +6,8 @@
 * ``item:@index``   the position of the current element of an iteration (``index``, ``label``)
 * ``shelf:$.name``   the current element of the iteration ``shelf``
 * ``constants:/colours/[name={item.colour}]/code``   the spec's constants
+* ``records:$[*].metrics.{metric}.value``   a JSONPath naming a member by a binding
+  (engine/path_templates.py)
 
 A bare ``target`` means its whole value (``target:$``).
 """
@@ -24,6 +26,7 @@ from flarespec.engine.paths import (
     Template,
     compile_pointer,
 )
+from flarespec.engine.path_templates import JsonPathTemplate, has_placeholders
 from flarespec.engine.placeholders import BINDING_METADATA
 from flarespec.loaders.locations import next_step, relative_location  # noqa: F401 (re-exported)
 
@@ -40,12 +43,15 @@ class Ref:
     pointer: PointerTemplate | None = None
     metadata: str | None = None
     pinned: dict = field(default_factory=dict)  # iteration name -> element index
+    template: JsonPathTemplate | None = None  # a JSONPath with .{placeholder} segments
 
     def __str__(self) -> str:
         return self.source
 
     @property
     def placeholders(self) -> tuple:  # engine/placeholders.py's Placeholder objects
+        if self.template is not None:
+            return self.template.placeholders
         return self.pointer.placeholders if self.pointer else ()
 
 
@@ -58,6 +64,8 @@ def compile_ref(source: str, pinned: dict | None = None) -> Ref:
     target, selector = found.group(1), (found.group(2) or "$").strip()
     pinned = dict(pinned or {})
     if selector.startswith("$"):
+        if has_placeholders(selector):
+            return Ref(source, target, template=JsonPathTemplate(selector), pinned=pinned)
         return Ref(source, target, jsonpath=CompiledJsonPath(selector), pinned=pinned)
     if selector.startswith("/"):
         return Ref(source, target, pointer=compile_pointer(selector), pinned=pinned)
@@ -196,8 +204,8 @@ def refs_in(value: Any) -> Iterator[Ref]:
         value = pending.pop()
         if isinstance(value, Ref):
             yield value
-            if value.pointer is not None:
-                yield from _placeholder_refs(value.pointer.placeholders)
+            if value.pointer is not None or value.template is not None:
+                yield from _placeholder_refs(value.placeholders)
         elif isinstance(value, ArgRef):
             pending.append(value.ref)
         elif isinstance(value, Condition):

@@ -67,6 +67,8 @@ def _static_values(iteration, constants, parent_static) -> list | None:
     values: list = []
     try:
         for source in sources:
+            if over.jsonpath is None and over.pointer is None:
+                return None  # a JSONPath filled per binding: counted at run time
             values.extend(over.jsonpath.values(source) if over.jsonpath is not None
                           else over.pointer.values(source, None))
             if len(values) > MAX_BINDINGS:

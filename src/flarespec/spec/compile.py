@@ -26,6 +26,7 @@ from flarespec.engine.refs import (
     Condition,
     Ref,
     compile_ref,
+    refs_in,
 )
 from flarespec.loaders import KNOWN_LOADERS, find_loader, option_problems, unknown_loader
 from flarespec.spec.bindings import binding_problems
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # built while compiling only (a cached spec holds its shapes)
     from flarespec.spec.shapes import ShapeCompiler
 
 CONSTANTS = "constants"
+FROM = "from"  # a document's key: the string member it is parsed from
 # loaders that never read their file whole (bytes is head-read and hashed as a stream)
 STREAMED_LOADERS = frozenset({"bytes", "directory"})
 
@@ -54,6 +56,9 @@ class CompiledDocument:
     description: str = ""
     # the declared structure, checked right after loading (rule <rule_prefix>.shape)
     shape: Shape | None = None
+    # ``from``: the reference selecting the string member this document is parsed from
+    # (no file of its own: engine/documents.py)
+    from_ref: Ref | None = None
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,25 @@ def _known_per_packet(value) -> bool:
     return value is None or isinstance(value, (ArgRef, ArgTemplate))
 
 
+def _cycle_through(start: str, reads: dict[str, set[str]]) -> list[str] | None:
+    """The names from ``start`` along what each reads back to ``start`` (not repeated at
+    the end), or None when nothing it reads leads back to it."""
+    came_from: dict[str, str] = {}
+    pending = [start]
+    while pending:
+        name = pending.pop()
+        for target in sorted(reads.get(name, ())):
+            if target == start:
+                path = [name]
+                while path[-1] != start:
+                    path.append(came_from[path[-1]])
+                return path[::-1]
+            if target not in came_from and target != start:
+                came_from[target] = name
+                pending.append(target)
+    return None
+
+
 def _first_step(source: str) -> str:
     """The first key of a constants reference (``constants:/a/b`` -> ``a``)."""
     selector = source.split(":", 1)[1].strip() if ":" in source else ""
@@ -152,6 +176,9 @@ class _Compiler:
         self.issues: list[SpecIssue] = []
         self.constants = plain(self.data.get("constants", {}))
         self.document_specs = self.data.get("documents", {})
+        # the documents that are files: what a kind's argument may name (a manifest's)
+        self.file_documents = {name for name, source in self.document_specs.items()
+                               if not (isinstance(source, dict) and FROM in source)}
         self.iteration_specs = self.data.get("iterations", {})
         self.hook_modules: set[str] = set()
         discover()
@@ -202,6 +229,10 @@ class _Compiler:
         if ref.metadata in DOCUMENT_METADATA and target not in self.document_specs:
             self.issue(f"@{ref.metadata} exists only for documents", container, key,
                        "spec.path-syntax")
+        elif ref.metadata in DOCUMENT_METADATA and target not in self.file_documents:
+            self.issue(f"@{ref.metadata} exists only for documents read from a file; "
+                       f"{target!r} is parsed from a string ({FROM}): ask its container",
+                       container, key, "spec.path-syntax")
         if ref.metadata in BINDING_METADATA and target not in self.iteration_specs:
             self.issue(f"@{ref.metadata} exists only for iterations", container, key,
                        "spec.path-syntax")
@@ -312,8 +343,14 @@ class _Compiler:
         """The argument, after the kind's own shape check (a misspelt bound is an error)."""
         kind = KINDS.get(kind_name)
         if kind is not None:
-            problem = kind.check(arg, set(self.document_specs))
+            problem = kind.check(arg, self.file_documents)
             if problem:
+                parsed = [name for name in arg if isinstance(name, str) and name in
+                          self.document_specs and name not in self.file_documents] \
+                    if isinstance(arg, list) else []
+                if parsed:
+                    problem += (f" ({', '.join(map(repr, parsed))}: parsed from a string "
+                                f"({FROM}), not a file)")
                 self.issue(f"{kind_name}: {problem}", container, key, "spec.kind-argument")
         return arg
 
@@ -403,8 +440,9 @@ class _Compiler:
                            f"{did_you_mean(each, self.iteration_specs)}", source, "each",
                            "spec.unknown-iteration")
             scope = self.chain_of(each)
-            if not (source.get("entry") or "path" in source or "path_from" in source):
-                self.issue("a document needs path, path_from or entry: true", source)
+            if not (source.get("entry") or "path" in source or "path_from" in source
+                    or FROM in source):
+                self.issue("a document needs path, path_from, from or entry: true", source)
             path = self.template(source["path"], source, "path", scope) if "path" in source \
                 else None
             path_from = self.ref(source["path_from"], source, "path_from", scope) \
@@ -413,8 +451,18 @@ class _Compiler:
                 name, source["loader"], plain(source.get("options", {})),
                 bool(source.get("entry")), path, path_from, each,
                 source.get("rule", f"document.{name}"), source.get("description", ""),
-                self.shape(shapes, name, source))
+                self.shape(shapes, name, source), self.from_string(source, scope))
         return compiled
+
+    def from_string(self, source, scope: tuple[str, ...]) -> Ref | None:
+        """``from``: the reference to the string a document is parsed from; a loader that
+        reads no file's contents (bytes, directory) cannot parse one."""
+        if FROM not in source:
+            return None
+        if source["loader"] in STREAMED_LOADERS:
+            self.issue(f"a {source['loader']} document reads a file, so it cannot be parsed "
+                       f"from a string ({FROM})", source, FROM, "spec.document-option")
+        return self.ref(source[FROM], source, FROM, scope)
 
     def loader(self, source) -> None:
         """The loader is built in or a plug-in's (docs/loaders.md, "Plug-ins"), whose module
@@ -597,9 +645,26 @@ class _Compiler:
             self.template(source["label"], source, "label", scope) if "label" in source else None,
             args)
 
+    def read_cycles(self, documents: dict) -> None:
+        """A document read to find or parse itself (its path, path_from or from reads it,
+        or a document that does) would be loaded for ever: each such cycle is refused once,
+        at its first document. (Through an iteration there is none: a document per element
+        of one is not bound where that iteration's ``over`` is read.)"""
+        reads = {name: {ref.target for ref in refs_in([d.path, d.path_from, d.from_ref])}
+                 for name, d in documents.items()}
+        reported: set[str] = set()
+        for name in documents:
+            cycle = None if name in reported else _cycle_through(name, reads)
+            if cycle:
+                reported.update(cycle)
+                self.issue(f"document {name!r} is read to find itself: "
+                           f"{' -> '.join([*cycle, name])}", self.document_specs, name,
+                           "spec.document-cycle")
+
     def run(self) -> CompiledSpec:
         documents = self.documents()
         iterations = self.iterations()
+        self.read_cycles(documents)
         rules = self.rules()
         identities = self.walk(self.data.get("identities", {}), self.data, "identities", ())
         pair = plain(self.data.get("pair", []))

@@ -96,6 +96,11 @@ DOCUMENT = {
                             "shelves/{shelf.name}.json")},
     "path_from": {"type": "string", "excludes": ["path", "entry"],
                   "meta": _about("a reference selecting exactly one string: the path")},
+    # no file: the document is parsed from a string member of another (engine/documents.py)
+    "from": {"type": "string", "excludes": ["entry", "path", "path_from"],
+             "meta": _about("a reference selecting exactly one string per binding: the "
+                            "document is that string parsed by its loader, not a file",
+                            "record:$.raw")},
     "each": {"type": "string", "regex": NAME,
              "meta": _about("an iteration: the document exists once per binding of it")},
     "rule": {"type": "string", "regex": RULE_ID,
