@@ -3,8 +3,9 @@
 Modelled on python-jsonschema's ``_keywords.py``. A kind is one generator function
 ``(ctx, subject, arg, at)`` that yields a ``Failure`` for every way the subject fails and
 nothing when it holds. Registered beside it: its argument schema (``check``, run at spec
-load), its diff classification (``diff``: how a change of the argument moves the accepted
-set, see ``engine/directions.py``) and its documentation (the docstring).
+load and on an argument read per binding: ``Kind.read_argument``), its diff classification
+(``diff``: how a change of the argument moves the accepted set, see
+``engine/directions.py``) and its documentation (the docstring).
 
 * ``subject`` is the raw selected value, or for a *collective* kind (``count``,
   ``unique``, ``order_equals`` …) the list of all selected values.
