@@ -86,17 +86,20 @@ def _spec_invalid(problem: SpecInvalid) -> list[Violation]:
                       if issue.mark else None) for issue in problem.issues]
 
 
-def choose_spec(entry: Path, spec_path: str | Path | None
+def choose_spec(entry: Path, spec_path: str | Path | None, library=None
                 ) -> tuple[CompiledSpec | None, list[Violation]]:
-    """The spec for this packet (``spec_path`` compiled, or chosen by the bundled specs'
-    ``applies_to``) or the violations saying why there is none. Never raises: an entry
+    """The spec for this packet (``spec_path`` compiled, or chosen by the ``applies_to`` of
+    the bundled specs, or of a ``library``: spec.open.Library, the bundled specs and spec
+    directories') or the violations saying why there is none. Never raises: an entry
     file that cannot be read is its own loader violation (``<entry rule>.<code>``), a
     broken or unreadable spec file ``spec.invalid``, anything else ``engine.internal-error``."""
     try:
         if spec_path is not None:
             return open_compiled(spec_path), []
-        specs, broken = selectable_specs()
-        chosen = select_spec(entry, specs, broken)
+        if library is None:
+            chosen = select_spec(entry, *selectable_specs())
+        else:
+            chosen = select_spec(entry, library.specs, library.problems, library.directories)
         return chosen.spec, chosen.violations
     except SpecInvalid as problem:
         return None, _spec_invalid(problem)

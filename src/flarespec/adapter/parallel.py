@@ -10,15 +10,21 @@ Fails closed: a worker that dies, is killed, or sends anything but one complete 
 result gives ``on_failure(problem)``, which the caller turns into a rejecting violation.
 Nothing is ever inferred from a missing result.
 
+``flarespec check`` validates several entry files the same way (:func:`run_all`): each in
+a worker of its own, as many at a time as there are usable cores, the results put back in
+the order of the arguments.
+
 ``FLARESPEC_JOBS=1`` (or a machine with one usable core, a platform without ``fork``, or a
-caller running other threads) validates both packets in this process, one after the other:
-the same receipts, slower.
+caller running other threads) validates both packets (every entry) in this process, one
+after the other: the same receipts, slower.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import selectors
+import signal
 import sys
 import threading
 from dataclasses import dataclass
@@ -117,8 +123,71 @@ def result(worker: Worker, on_failure: Callable[[BaseException], Any]) -> Any:
         while chunk := os.read(worker.reader, _CHUNK):
             chunks.append(chunk)
     finally:
-        os.close(worker.reader)
-        _, status = os.waitpid(worker.pid, 0)
+        status = _reap(worker)
+    return _decoded(status, chunks, on_failure)
+
+
+def _reap(worker: Worker) -> int:
+    """Close the worker's pipe and wait for it to end; its wait status."""
+    os.close(worker.reader)
+    return os.waitpid(worker.pid, 0)[1]
+
+
+def run_all(function: Callable[..., Any], calls: list[tuple],
+            on_failure: Callable[[int, BaseException], Any], *, workers: int,
+            on_done: Callable[[int], None] | None = None) -> list:
+    """``function(*args)`` for each ``args`` of ``calls``, in at most ``workers`` forked
+    workers at a time (each call in its own; a new one starts as one ends, whichever ends
+    first), results in the order of ``calls``; ``on_failure(index, problem)`` stands for
+    the result of a worker that gave none to trust. ``on_done(index)`` as each call ends.
+    With one worker, or when forking is not enabled, every call runs here in turn. An
+    exception here (an interrupt) kills and reaps the workers still running."""
+    if workers <= 1 or len(calls) <= 1 or not enabled():
+        results = []
+        for index, args in enumerate(calls):
+            results.append(function(*args))
+            if on_done is not None:
+                on_done(index)
+        return results
+    results: list = [None] * len(calls)
+    waiting = iter(enumerate(calls))
+    running = selectors.DefaultSelector()
+
+    def launch() -> None:
+        for index, args in waiting:
+            running.register((worker := start(function, *args)).reader, selectors.EVENT_READ,
+                             (index, worker, []))
+            return
+
+    try:
+        for _ in range(workers):
+            launch()
+        while running.get_map():
+            for key, _ in running.select():
+                index, worker, chunks = key.data
+                chunk = os.read(key.fd, _CHUNK)
+                if chunk:
+                    chunks.append(chunk)
+                    continue
+                running.unregister(key.fd)
+                results[index] = _decoded(_reap(worker), chunks,
+                                          lambda problem: on_failure(index, problem))
+                if on_done is not None:
+                    on_done(index)
+                launch()
+    finally:
+        for key in list(running.get_map().values()):  # left only by an exception
+            running.unregister(key.fd)
+            os.kill(key.data[1].pid, signal.SIGKILL)
+            _reap(key.data[1])
+        running.close()
+    return results
+
+
+def _decoded(status: int, chunks: list[bytes], on_failure: Callable[[BaseException], Any]
+             ) -> Any:
+    """The result a worker sent, or ``on_failure(problem)`` when it ended badly or sent
+    anything but one complete pickle."""
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         return on_failure(WorkerFailed(f"the worker process ended with status {code}"))

@@ -180,6 +180,22 @@ def pair_receipt(baseline, candidate, pair_violations, passed: bool) -> dict:
     return receipt
 
 
+def check_receipt(results, passed: bool) -> dict:
+    """``flarespec check``: one record per entry file under ``entries``, in argument order
+    (roles ``entry 1``, ``entry 2``, ...); on pass each record also holds its metric when
+    its spec declares one (there is no top-level ``metrics``: entries may follow several
+    specs); on rejection no record holds a metric."""
+    receipt = _header("check", passed)
+    receipt["entries"] = []
+    for result in results:
+        record = packet_record(result, with_values=passed)
+        if passed:
+            record.update(_metric_value(result))
+        receipt["entries"].append(record)
+    receipt.update(_trailer(results, []))
+    return receipt
+
+
 # ------------------------------------------------------------------ where a receipt goes
 
 

@@ -1,6 +1,7 @@
 """A receipt as the one result model: the only reader of a receipt's members.
 
-``measure``/``validate-pair`` render their stderr summary from it, ``flarespec report``
+``measure``/``validate-pair`` render their stderr summary from it, ``check`` its report (one
+section per entry, in argument order, then the entry's violations by rule), ``flarespec report``
 renders a stored receipt in any format, and ``demo`` says what happened with it. Each
 violation (and warning) is a finding at its file, made openable by joining the packet's
 root (the directory of the packet record's ``entry``) with the receipt's root-relative
@@ -25,6 +26,7 @@ from flarespec.spec.metaschema import shape_errors
 RECEIPT_SCHEMA = "flarespec-receipt-v1"
 MAX_PER_RULE = 5  # violations shown per rule by the short human forms
 ROLES = {"measure": ("packet", "peer"), "validate-pair": ("baseline", "candidate")}
+CHECK = "check"  # its roles are its entries' (entry 1, entry 2, ...), in argument order
 
 
 class ReceiptUnreadable(Exception):
@@ -45,10 +47,18 @@ class ReceiptView:
         return self.receipt["status"] == "pass"
 
     def packet(self, role: str) -> dict:
+        if self.command == CHECK:
+            return next((record for record in self.entries if record.get("role") == role), {})
         return (self.receipt.get("pair") or {}).get(role) or self.receipt.get(role) or {}
 
     @property
-    def roles(self) -> tuple[str, str]:
+    def entries(self) -> list[dict]:
+        return self.receipt.get("entries") or []
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        if self.command == CHECK:
+            return tuple(record.get("role") for record in self.entries)
         return ROLES[self.command]
 
     def root(self, role: str) -> str | None:
@@ -98,14 +108,17 @@ _METRIC = {"type": "dict", "allow_unknown": True, "schema": {
     "unit": _TEXT}}
 _RECORD = {"type": "dict", "allow_unknown": True, "schema": {
     "entry": {**_TEXT, "required": True}, "spec": _OPTIONAL_TEXT, "metric": _METRIC,
-    "same_as_packet": {"type": "boolean"}}}
+    "same_as_packet": {"type": "boolean"}, "valid": {"type": "boolean"}}}
+_ENTRY_RECORD = {"type": "dict", "allow_unknown": True,
+                 "schema": {**_RECORD["schema"], "role": {**_TEXT, "required": True}}}
 RECEIPT = {
     "receipt_schema": {**_TEXT, "required": True, "allowed": [RECEIPT_SCHEMA]},
-    "command": {**_TEXT, "required": True, "allowed": list(ROLES)},
+    "command": {**_TEXT, "required": True, "allowed": [*ROLES, CHECK]},
     "status": {**_TEXT, "required": True, "allowed": ["pass", "rejected"]},
     "packet": _RECORD, "peer": _RECORD,
     "pair": {"type": "dict", "allow_unknown": True,
              "schema": {"baseline": _RECORD, "candidate": _RECORD}},
+    "entries": {"type": "list", "schema": _ENTRY_RECORD},
     "violations": {"type": "list", "required": True, "schema": _ENTRY},
     "warnings": {"type": "list", "required": True, "schema": _ENTRY},
     "violations_truncated": {"type": "list", "schema": {
@@ -150,7 +163,9 @@ def _verdict_problems(view: ReceiptView) -> list[str]:
     violations or without its metric, a rejection without a violation or with a metric.
     The metric is optional (a spec may declare none), except in a ``measure`` pass, which
     exports it; a ``validate-pair`` pass carries it in both records or in neither (both
-    packets follow one spec)."""
+    packets follow one spec). A ``check``: :func:`_check_problems`."""
+    if view.command == CHECK:
+        return _check_problems(view)
     where = {"measure": "$.{role}", "validate-pair": "$.pair.{role}"}[view.command]
     problems = [f"{where.format(role=role)}: required for {view.command}"
                 for role in view.roles if not view.packet(role)]
@@ -172,6 +187,31 @@ def _verdict_problems(view: ReceiptView) -> list[str]:
         if not view.violations:
             problems.append("$.violations: a rejection lists at least one violation")
         if "metrics" in view.receipt or any("metric" in view.packet(r) for r in view.roles):
+            problems.append("a rejection carries no metric")
+    return problems
+
+
+def _check_problems(view: ReceiptView) -> list[str]:
+    """A ``check`` receipt: at least one entry, each role once; a pass lists no violation and
+    only valid entries (a metric is where an entry's spec declares one); a rejection lists
+    at least one violation and carries no metric."""
+    roles = view.roles
+    if not roles:
+        return ["$.entries: required for check (one record per entry file)"]
+    if len(set(roles)) != len(roles):
+        return ["$.entries: each role appears once"]
+    problems = []
+    if view.passed:
+        if view.violations:
+            problems.append("$.violations: a pass lists no violation")
+        problems += [f"$.entries[{index}].valid: a pass holds only valid entries"
+                     for index, record in enumerate(view.entries)
+                     if record.get("valid") is False]
+    else:
+        if not view.violations:
+            problems.append("$.violations: a rejection lists at least one violation")
+        if "metrics" in view.receipt or any("metric" in record or "metrics" in record
+                                            for record in view.entries):
             problems.append("a rejection carries no metric")
     return problems
 
@@ -231,8 +271,60 @@ def _passes(view: ReceiptView) -> Section:
     return Section(None, found)
 
 
+def _plural(count: int, word: str, many: str | None = None) -> str:
+    return f"{count} {word if count == 1 else many or word + 's'}"
+
+
+def _entry_sections(view: ReceiptView) -> list[Section]:
+    """A ``check``: per entry, in argument order, a section saying its verdict (its pass
+    counted by the formats that list passes, its metric if any), then its violations by
+    rule."""
+    sections = []
+    for role in view.roles:
+        record = view.packet(role)
+        spec = record.get("spec")
+        own = [entry for entry in view.violations if entry.get("packet") == role]
+        if record.get("valid"):
+            verdict = f"valid against {spec}"
+        else:
+            rules = {entry["rule"] for entry in own}
+            verdict = (f"REJECTED ({'spec ' + spec if spec else 'no spec'}): "
+                       f"{_plural(len(own), 'violation')} of {_plural(len(rules), 'rule')}")
+        heading = f"{role} {_shown_path(record.get('entry'))}: {verdict}"
+        passes = [Finding("entry.valid", f"{role} valid against {spec}", level=NOTE,
+                          kind=PASS, file=record.get("entry"), title=f"[{role}] valid")] \
+            if record.get("valid") else []
+        notes = [f"{metric_sentence(view, role)}"] if view.metric(role) else []
+        sections.append(Section(heading, passes, notes))
+        sections += _sections(view, own, warnings=False)
+    return sections
+
+
+def _shown_path(entry: str | None) -> str:
+    """An entry's path as people typed it, near enough: relative to the current directory
+    when it lies below it, else absolute."""
+    if not entry:
+        return "?"
+    relative = os.path.relpath(entry) if os.path.isabs(entry) else entry
+    return entry if relative.startswith(os.pardir) else relative
+
+
+def _check_title(view: ReceiptView) -> str:
+    count = len(view.roles)
+    if view.passed:
+        return f"flarespec check: PASS  {_plural(count, 'entry', 'entries')} valid"
+    rejected = sum(1 for role in view.roles if not view.packet(role).get("valid"))
+    rules = {(v.get("packet"), v["rule"]) for v in view.violations}
+    total = len(view.violations) + sum(row["total"] - row["kept"]
+                                       for row in view.truncated.values())
+    return (f"flarespec check: REJECTED  {rejected} of {_plural(count, 'entry', 'entries')}; "
+            f"{_plural(total, 'violation')} of {_plural(len(rules), 'rule')}")
+
+
 def _title(view: ReceiptView) -> str:
     command = view.command
+    if command == CHECK:
+        return _check_title(view)
     if view.passed:
         if command == "measure":
             return f"flarespec {command}: PASS  {metric_sentence(view, 'packet')}"
@@ -248,10 +340,13 @@ def receipt_report(view: ReceiptView, output: str | Path | None = None, *,
                    rules: dict[str, Rule] | None = None) -> Report:
     """The receipt as a report: its violations by packet and rule, its warnings under
     ``warnings: N``, the metrics of a passing pair, the receipt's path as the footer."""
-    sections = [_passes(view)] if view.passed else []
-    if view.passed and view.command == "validate-pair":
-        sections[0].notes = [f"{role}: {metric_sentence(view, role)}" for role in view.roles]
-    sections += _sections(view, view.violations, warnings=False)
+    if view.command == CHECK:
+        sections = _entry_sections(view)
+    else:
+        sections = [_passes(view)] if view.passed else []
+        if view.passed and view.command == "validate-pair":
+            sections[0].notes = [f"{role}: {metric_sentence(view, role)}" for role in view.roles]
+        sections += _sections(view, view.violations, warnings=False)
     if view.warnings:
         sections.append(Section(f"warnings: {len(view.warnings)}", [], limit=0,
                                 more=" (see the receipt, or --verbose)"))
@@ -268,7 +363,8 @@ def _engine_rules() -> dict[str, Rule]:
     from flarespec.adapter.select import SPEC_INVALID, UNSUPPORTED
     from flarespec.engine.problems import INTERNAL_ERROR, METRIC_UNAVAILABLE
 
-    said = {UNSUPPORTED: "No spec applies to the packet (the message names the supported ones).",
+    said = {UNSUPPORTED: "No spec applies to the entry file (the message names the specs tried "
+                         "and their conditions).",
             SPEC_INVALID: "The --spec file is broken or unreadable.",
             PEER_INVALID: "The peer packet is invalid, so the measured packet exports no metric.",
             SAME_SPEC: "Both packets must be validated against the same spec.",
@@ -279,16 +375,18 @@ def _engine_rules() -> dict[str, Rule]:
             for rule, text in said.items()}
 
 
-def spec_rules(spec_ids: list[str]) -> dict[str, Rule]:
-    """Each rule of the named specs (those that open: bundled ids) described by its own
-    description and contract clause, its pair rules too, and the engine-level rules."""
+def spec_rules(spec_ids: list[str], specs=()) -> dict[str, Rule]:
+    """Each rule of the named specs (those at hand in ``specs``, e.g. a check's from spec
+    directories, and those that open: bundled ids) described by its own description and
+    contract clause, its pair rules too, and the engine-level rules."""
     from flarespec.spec.errors import SpecInvalid
     from flarespec.spec.open import open_compiled
 
     described: dict[str, Rule] = _engine_rules()
+    at_hand = {spec.id: spec for spec in specs}
     for spec_id in spec_ids:
         try:
-            compiled = open_compiled(spec_id)
+            compiled = at_hand.get(spec_id) or open_compiled(spec_id)
         except (SpecInvalid, OSError, ValueError):
             continue
         declared = [(rule.id, rule.description, rule.clause) for rule in compiled.rules]

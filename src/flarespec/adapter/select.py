@@ -1,5 +1,13 @@
-"""Choosing the spec for a packet by the specs' ``applies_to`` condition (``--spec`` opens
-one through flarespec.spec.open instead)."""
+"""Choosing the spec for an entry file by the specs' ``applies_to`` condition (``--spec``
+opens one through flarespec.spec.open instead).
+
+A spec is tried only for an entry file whose name its entry document's ``file_name``
+matches (spec/entry_name.py; a spec without one is tried for any name), and only when it
+has an ``applies_to`` and is not a draft. The one spec whose condition holds is chosen;
+none or several is ``spec.unsupported``, whose message names the specs tried with their
+conditions, those not tried and why, the drafts that would apply, the spec directories
+searched, and the spec files that do not load.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +17,7 @@ from pathlib import Path
 from flarespec.engine.evaluate import Evaluation, Unavailable
 from flarespec.engine.report import Violation
 from flarespec.spec.compile import CompiledSpec
+from flarespec.spec.entry_name import entry_file_name, name_matches
 from flarespec.spec.load import SpecLibrary
 from flarespec.spec.open import bundled_compiled, bundled_loadable
 
@@ -32,11 +41,11 @@ def is_draft(spec: CompiledSpec) -> bool:
 
 
 def selectable_specs() -> tuple[list[CompiledSpec], list]:
-    """The bundled specs a packet may be matched against: those that compile and are not
-    drafts; and the problems of the bundled files that do not compile (each naming its
-    file), which never change the verdict on a packet another spec applies to."""
-    specs, problems = bundled_loadable()
-    return [spec for spec in specs if not is_draft(spec)], problems
+    """The bundled specs a packet may be matched against: those that compile (drafts too:
+    :func:`select_spec` never chooses one, it names one that would apply); and the
+    problems of the bundled files that do not compile (each naming its file), which never
+    change the verdict on a packet another spec applies to."""
+    return bundled_loadable()
 
 
 def describe_condition(spec: CompiledSpec) -> str:
@@ -48,38 +57,76 @@ def describe_condition(spec: CompiledSpec) -> str:
     return f"{spec.id} ({condition.given} {kind} {arg!r})"
 
 
-def select_spec(entry: str | Path, specs: list[CompiledSpec], broken=()) -> Selection:
-    """The one spec whose ``applies_to`` holds for this entry document (drafts are never
-    chosen). ``broken``: issues of bundled files that did not compile, named in the message
-    only when no spec applies (one of them may have been meant to)."""
-    specs = [spec for spec in specs if not is_draft(spec)]
-    if not specs:
-        return Selection(None, [Violation(UNSUPPORTED, "error", "no specs are installed")])
-    applicable = []
-    entry_failure: list[Violation] = []
+def _tried_for(spec: CompiledSpec, name: str) -> bool:
+    return spec.applies_to is not None and \
+        name_matches(entry_file_name(spec.resolved.data), name)
+
+
+def _holding(entry: str | Path, specs: list[CompiledSpec]
+             ) -> tuple[list[CompiledSpec], list[Violation]]:
+    """The specs whose applies_to holds for the entry, and the entry's own violations
+    when it cannot be read (it is then no spec's)."""
+    applicable, entry_failure = [], []
     for spec in specs:
-        if spec.applies_to is None:
-            continue
         evaluation = Evaluation(spec, entry, shapes=False)  # a shape is the chosen spec's
         try:
             if evaluation.holds(spec.applies_to, {}):
                 applicable.append(spec)
         except Unavailable:
             entry_failure = entry_failure or evaluation.report.violations
+    return applicable, entry_failure
+
+
+def select_spec(entry: str | Path, specs: list[CompiledSpec], broken=(),
+                searched=()) -> Selection:
+    """The one spec whose ``applies_to`` holds for this entry file, among the specs tried
+    for its name (drafts are never chosen). ``broken``: issues of spec files that did not
+    compile, and ``searched``: the spec directories beside the bundled specs, both named in
+    the message only when no spec applies (one of them may have been meant to)."""
+    name = Path(entry).name
+    live = [spec for spec in specs if not is_draft(spec)]
+    if not specs:
+        return Selection(None, [Violation(UNSUPPORTED, "error", "no specs are installed")])
+    tried = [spec for spec in live if _tried_for(spec, name)]
+    applicable, entry_failure = _holding(entry, tried)
     if len(applicable) == 1:
         return Selection(applicable[0])
     if entry_failure:
         return Selection(None, list(entry_failure))
-    supported = "; ".join(describe_condition(s) for s in specs)
-    if not applicable:
-        message = f"no bundled spec applies to {Path(entry).name}; supported: {supported}"
-        if broken:
-            files = sorted({str(issue.mark.file) if issue.mark else "?" for issue in broken})
-            message += (f"; {len(files)} bundled spec file(s) do not load and were not "
-                        f"considered: {', '.join(files)} (flarespec spec lint names why)")
-    else:
-        message = (f"several specs apply to {Path(entry).name}: "
+    if applicable:
+        message = (f"several specs apply to {name}: "
                    f"{'; '.join(describe_condition(s) for s in applicable)}; their "
                    f"applies_to conditions overlap: make them exclusive (`flarespec spec "
                    f"lint` names overlapping specs), or name one with --spec")
-    return Selection(None, [Violation(UNSUPPORTED, "error", message, Path(entry).name, None)])
+    else:
+        drafts = [spec for spec in specs if is_draft(spec) and _tried_for(spec, name)]
+        message = none_applies(name, live, tried, _holding(entry, drafts)[0], broken,
+                               searched)
+    return Selection(None, [Violation(UNSUPPORTED, "error", message, name, None)])
+
+
+def none_applies(name: str, live: list[CompiledSpec], tried: list[CompiledSpec],
+                 drafts: list[CompiledSpec], broken, searched) -> str:
+    """Why no spec applies to an entry file called ``name``: each spec tried and its
+    condition, the others and why they were not tried, drafts that would apply, where
+    specs were searched and which files do not load."""
+    parts = [f"no spec applies to {name}",
+             "tried: " + ("; ".join(describe_condition(s) for s in tried) or
+                          f"none (no spec is tried for an entry file named {name})")]
+    other_names = [f"{spec.id} ({entry_file_name(spec.resolved.data)})" for spec in live
+                   if spec.applies_to is not None and spec not in tried]
+    if other_names:
+        parts.append("not tried, as they check an entry file of another name: "
+                     + "; ".join(other_names))
+    unconditional = [spec.id for spec in live if spec.applies_to is None]
+    if unconditional:
+        parts.append(f"selected only with --spec (no applies_to): {', '.join(unconditional)}")
+    parts += [f"spec {spec.id} would apply but is a draft: name it with --spec {spec.id}"
+              for spec in drafts]
+    parts.append("specs searched: the bundled specs" +
+                 "".join(f", {directory}" for directory in searched))
+    if broken:
+        files = sorted({str(issue.mark.file) if issue.mark else "?" for issue in broken})
+        parts.append(f"{len(files)} spec file(s) do not load and were not considered: "
+                     f"{', '.join(files)} (flarespec spec lint names why)")
+    return "; ".join(parts)

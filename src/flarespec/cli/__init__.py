@@ -52,6 +52,8 @@ LAZY_COMMANDS = {
                "or sarif."),
     "path": ("flarespec.cli.path_command:path",
              "Print what a JSONPath selects from a file, as a spec's rule would see it."),
+    "check": ("flarespec.cli.check_command:check",
+              "Validate entry files of any benchmark tool, each in full against its spec."),
 }
 
 
@@ -134,6 +136,7 @@ def main():
       flarespec measure --packet A/packet.json --peer B/packet.json --output R/a.json
       flarespec validate-pair --baseline A/packet.json --candidate B/packet.json --output R/pair.json
     \b
+    Check:    flarespec check --specs my-specs/ run1/profile_export_aiperf.json
     Try it:   flarespec demo
     Specs:    flarespec spec list | show | kinds | new | lint | test | diff | impact | schema
     Fixtures: flarespec fixture write DIR [--pair]

@@ -109,10 +109,15 @@ def bundled_spec_dir() -> Path:
 
 class SpecLibrary:
     """Every spec under some directories, indexed by id (for ``extends`` and selection), plus
-    the specs given by path (``add``) and, for a spec given by path, its parents beside it."""
+    the specs given by path (``add``) and, for a spec given by path, its parents beside it;
+    ``fallback``: where an id found nowhere here is looked up (a spec directory's library
+    falls back to the bundled one, whose files it then need not read unless a parent is
+    there)."""
 
-    def __init__(self, directories: list[Path] | None = None, *, siblings: Path | None = None):
+    def __init__(self, directories: list[Path] | None = None, *, siblings: Path | None = None,
+                 fallback: SpecLibrary | None = None):
         self.directories = directories if directories is not None else [bundled_spec_dir()]
+        self.fallback = fallback
         # a spec given by path finds a parent beside it, named after the parent id's last
         # segment (extends: a/b -> b.yaml); no other neighbour is read (see sibling())
         self.siblings = siblings
@@ -184,6 +189,8 @@ class SpecLibrary:
         """The spec with this id; when it is not found and some file is broken, that file's
         issues are the likelier answer than "unknown spec", so they are raised."""
         found = self._added.get(spec_id) or self.sibling(spec_id) or self._index().get(spec_id)
+        if found is None and self.fallback is not None:
+            found = self.fallback.get(spec_id)
         if found is None and self.broken:
             raise SpecInvalid(self.broken)
         return found

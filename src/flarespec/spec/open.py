@@ -7,12 +7,18 @@ cache directory (flarespec.spec.cache): the bundled specs as one entry keyed by 
 bundled file's digest, a spec file by its own digest, the bundled files' and, as witnesses,
 its parents'. A reference that is neither an existing path nor a bundled id is a
 ``spec.unknown`` issue that lists the bundled ids and the closest one.
+
+Spec directories (``flarespec check --specs DIR``, ``FLARESPEC_SPECS``) add every ``*.yaml``
+under them to the bundled specs as one :class:`Library` (``spec_library``); a spec id used
+twice is refused, naming both files. Their specs are compiled once per process (not kept
+in the compiled-spec cache).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from flarespec.spec import cache
@@ -217,3 +223,120 @@ def unknown_spec(ref: str, library: SpecLibrary) -> SpecInvalid:
     return SpecInvalid([SpecIssue(
         f"{ref!r} is neither a spec file nor a bundled spec id{did_you_mean(ref, ids)}; "
         f"bundled: {', '.join(ids) or 'none'}", None, UNKNOWN_SPEC)])
+
+
+# ------------------------------------------------------------------ spec directories
+SPECS_VARIABLE = "FLARESPEC_SPECS"
+DUPLICATE_ID = "spec.duplicate-id"
+
+
+class SpecDirectoryError(ValueError):
+    """A spec directory named by ``--specs`` or FLARESPEC_SPECS that is not a directory."""
+
+
+def spec_directories(given=(), environ=None) -> list[Path]:
+    """The spec directories of a run: each ``--specs DIR`` given, then each entry of
+    FLARESPEC_SPECS (``os.pathsep``-separated; empty entries ignored), each directory once.
+    One that is not a directory is a SpecDirectoryError saying where it was named."""
+    environ = os.environ if environ is None else environ
+    named = [(d, "--specs") for d in given]
+    named += [(d, SPECS_VARIABLE) for d in environ.get(SPECS_VARIABLE, "").split(os.pathsep)
+              if d.strip()]
+    named = [(Path(os.path.abspath(d)), where) for d, where in named]  # receipts name files
+    found: list[Path] = []
+    for directory, where in named:
+        if not directory.is_dir():
+            raise SpecDirectoryError(f"{where} {str(directory)!r} is not a directory")
+        if not any(os.path.samefile(directory, known) for known in found):
+            found.append(directory)
+    return found
+
+
+@dataclass
+class Library:
+    """What selection chooses among: every bundled spec that compiles and every spec file
+    under the spec directories (drafts too: selection skips them, ``--spec ID`` finds
+    them), the problems of the files that do not load or compile (each naming its file,
+    never fatal for an entry another spec applies to), the directories searched, and the
+    spec files read from them (a receipt never replaces one)."""
+    specs: list[CompiledSpec]
+    problems: list[SpecIssue]
+    directories: list[Path]
+    files: list[Path]
+
+    def ids(self) -> list[str]:
+        return sorted({spec.id for spec in self.specs})
+
+
+def source_file(spec: CompiledSpec) -> Path | None:
+    """The file a compiled spec was read from (None: it has none, e.g. a git revision's)."""
+    return getattr(spec.resolved.chain[0], "path", None)
+
+
+def spec_library(directories=()) -> Library:
+    """The bundled specs (through the compiled-spec cache) and every ``*.yaml`` under each
+    directory, recursively (``extends`` finds a parent among them, then among the bundled
+    specs). Refused (SpecInvalid, ``spec.duplicate-id``, both files named) when a spec id is
+    used twice: by a directory's file and a bundled spec, or by two directories' files. A
+    run then never validates against one of two specs of one id by accident."""
+    bundled, problems = bundled_loadable()
+    directories = list(directories)
+    if not directories:
+        return Library(bundled, problems, [], [])
+    library = SpecLibrary(directories, fallback=bundled_library())
+    files, broken = library.loadable()
+    duplicates = [issue for issue in broken if issue.code == DUPLICATE_ID]
+    own = []
+    for spec_file in files:
+        known = next((spec for spec in bundled if spec.id == spec_file.id), None)
+        if known is None:
+            own.append(spec_file)
+        elif not _same_file(source_file(known), spec_file.path):
+            duplicates.append(SpecIssue(
+                f"spec id {spec_file.id!r} is also the bundled spec's, "
+                f"{source_file(known)}: a spec directory adds specs, it does not "
+                f"replace a bundled one (give this spec another id)",
+                spec_file.data.key_marks.get("id"), DUPLICATE_ID))
+    if duplicates:
+        raise SpecInvalid(duplicates)
+    specs = list(bundled)
+    problems = problems + [issue for issue in broken if issue.code != DUPLICATE_ID]
+    for spec_file in own:
+        try:
+            specs.append(_compiled_in(spec_file, library))
+        except SpecInvalid as problem:
+            problems.extend(problem.issues)
+    return Library(specs, problems, directories, [spec_file.path for spec_file in own])
+
+
+def _same_file(first: Path | None, second: Path) -> bool:
+    try:
+        return first is not None and os.path.samefile(first, second)
+    except (OSError, ValueError):
+        return False
+
+
+def _compiled_in(spec_file, library: SpecLibrary) -> CompiledSpec:
+    """A spec directory's file compiled once per process (by path and digest)."""
+    key = ("library", str(spec_file.path), spec_file.digest)
+    if key not in _compiled:
+        _compiled[key] = compile_spec(resolve(spec_file, library))
+    return _compiled[key]
+
+
+def open_in_library(ref: str, library: Library) -> CompiledSpec:
+    """``--spec ID|FILE`` beside spec directories: a file of the library (found by path) or
+    any other file (``open_compiled``), or the id of a spec of the library, a draft
+    included; else ``spec.unknown`` naming the ids known."""
+    if is_path(ref):
+        found = next((spec for spec in library.specs
+                      if _same_file(source_file(spec), Path(ref))), None)
+        return found or open_compiled(ref)
+    found = next((spec for spec in library.specs if spec.id == ref), None)
+    if found is not None:
+        return found
+    ids = library.ids()
+    where = "bundled" + "".join(f", {d}" for d in library.directories)
+    raise SpecInvalid([SpecIssue(
+        f"{ref!r} is neither a spec file nor a spec id{did_you_mean(ref, ids)}; known "
+        f"({where}): {', '.join(ids) or 'none'}", None, UNKNOWN_SPEC)])
