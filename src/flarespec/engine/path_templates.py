@@ -25,7 +25,7 @@ from flarespec.engine.jsonpath import CompiledJsonPath, PathSyntaxError
 from flarespec.engine.placeholders import Placeholder, parse_placeholder
 from flarespec.engine.problems import Unresolvable
 
-MAX_CACHED = 4096  # compiled fillings kept per template (a name list is usually tens)
+MAX_CACHED = 1 << 12  # compiled fillings kept per template (a name list is usually tens)
 # the name a probe path holds in place of placeholder i: private-use characters, so that no
 # spec spells it and lint can tell a placeholder step from a literal name
 PROBE = "\ue000{}\ue001"

@@ -21,7 +21,7 @@ from flarespec.engine.problems import Unavailable, Unresolvable
 
 # The bindings one iteration may make in one run (docs/security.md): as many as the events
 # of the largest SSE stream a document may hold (2^20); 8.6 times the most of the bundled
-# spec at 100 repetitions (121,491 events; its measurements document's size limit stops it
+# spec at 100 repetitions (121,491 elements; one of its documents' size limits stops it
 # near 180). Nested iterations multiply: two over 15,000 elements made 225M bindings and
 # ran for hours; at the bound a rule takes seconds (2 s in an element loop, 25 s filling a
 # template per binding).
