@@ -20,7 +20,7 @@ from flarespec.engine import plans
 from flarespec.engine.evaluate import Evaluation
 from flarespec.engine.jsonpath import CompiledJsonPath
 from flarespec.engine.paths import compile_pointer
-from flarespec.engine.readers import fixed_reader
+from flarespec.engine.readers import MAX_GENERATED_STEPS, fixed_reader
 
 SPEC = """
 flarespec: 1
@@ -128,6 +128,21 @@ def test_a_rule_with_a_when_or_a_template_has_no_loop(tmp_path):
     rules = {rule.id: rule for rule in spec.rules}
     assert planner.element_loop(rules["toy.event.positive"]) is None
     assert planner.element_plan(rules["toy.event.positive"]) is not None
+
+
+@pytest.mark.parametrize("steps, looped", [(MAX_GENERATED_STEPS, True),
+                                           (MAX_GENERATED_STEPS + 1, False)])
+def test_a_rule_reading_more_steps_than_one_generated_function_has_no_loop(tmp_path, steps,
+                                                                           looped):
+    """The code generator's bound (readers.MAX_GENERATED_STEPS) holds for element loops: a
+    rule whose references read more literal steps keeps its element plan."""
+    pointer = "/".join(["/parts"] + ["0"] * (steps - 1))
+    text = SPEC.replace('given: "event:/parts/0/kind"', f'given: "event:{pointer}"')
+    spec = compile_text(tmp_path / "spec", text)
+    planner = Evaluation(spec, packet(tmp_path / "p", [{"n": 1}], {}))._planner
+    rule = {rule.id: rule for rule in spec.rules}["toy.event.kind"]
+    assert (planner.element_loop(rule) is not None) == looped
+    assert planner.element_plan(rule) is not None
 
 
 def test_a_clean_packet_passes_every_way(tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ import pytest
 
 from flarespec.engine.evaluate import evaluate
 from flarespec.engine.paths import (
+    MAX_SEGMENTS,
     CompiledJsonPath,
     PathSyntaxError,
     child_location,
@@ -296,13 +297,16 @@ def nested_lists(depth: int):
 
 
 def test_long_paths_do_not_recurse():
-    deep = nested_dicts(3000)
-    [match] = CompiledJsonPath("$" + ".a" * 3000 + ".x").find(deep)
+    """The longest query (MAX_SEGMENTS segments) is walked without recursion; a longer one
+    is refused (tests/security/test_issue23_path_bounds.py)."""
+    names = MAX_SEGMENTS - 1
+    deep = nested_dicts(names)
+    [match] = CompiledJsonPath("$" + ".a" * names + ".x").find(deep)
     assert match.value == 1
-    assert match.location == "$" + ".a" * 3000 + ".x"
-    filtered = CompiledJsonPath("$" + ".a" * 2999 + "[?@.x==1]")
+    assert match.location == "$" + ".a" * names + ".x"
+    filtered = CompiledJsonPath("$" + ".a" * (names - 1) + "[?@.x==1]")
     assert filtered.values(deep) == [{"x": 1}]
-    assert [m.location for m in filtered.find(deep)] == ["$" + ".a" * 3000]
+    assert [m.location for m in filtered.find(deep)] == ["$" + ".a" * names]
 
 
 @pytest.mark.parametrize("depth", [5000])

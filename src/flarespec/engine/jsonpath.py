@@ -26,7 +26,8 @@ brackets).
 
 Values come from untrusted documents nested thousands deep: the walker never recurses over a
 document (descendant segments and deep equality use explicit stacks). Recursion follows only
-the path's own filter nesting, which the parser bounds (``MAX_NESTING``).
+the path's own filter nesting, which the parser bounds (``MAX_NESTING``), as it bounds a
+query's length (``MAX_SEGMENTS``).
 """
 
 from __future__ import annotations
@@ -45,10 +46,24 @@ INDEX = re.compile(r"-?[0-9]+")  # ASCII digits only: int() would also read "١"
 
 MAX_NESTING = 64  # parentheses, filters and function calls inside one another
 MAX_INT = 2 ** 53 - 1  # I-JSON's exact integer range, RFC 9535's bound on indices and slices
+# Segments of one query (a filter's queries each count their own), and of a pointer: the
+# bundled spec's longest path has 6. A literal path becomes generated code (readers.py);
+# one of 160k segments cost 18 s and 2.5 GB to compile.
+MAX_SEGMENTS = 256
+SHOWN_AT_MOST = 120  # characters of a path a message repeats
 
 
 class PathSyntaxError(ValueError):
     """A JSONPath or pointer that cannot be parsed (or uses a construct flarespec refuses)."""
+
+
+def shown_path(source: str) -> str:
+    """A path as a message repeats it: quoted, its middle left out beyond SHOWN_AT_MOST
+    characters (a spec's path may be 400 KiB long)."""
+    if len(source) <= SHOWN_AT_MOST:
+        return repr(source)
+    half = SHOWN_AT_MOST // 2
+    return f"{source[:half]!r}...{source[-half:]!r} ({len(source):,} characters)"
 
 
 # --------------------------------------------------------------------------- matches
@@ -593,12 +608,12 @@ class _Parser:
     # ------------------------------------------------------------- helpers
     def fail(self, reason: str, at: int | None = None):
         at = self.at if at is None else at
-        raise PathSyntaxError(f"invalid JSONPath {self.source!r}: {reason} "
+        raise PathSyntaxError(f"invalid JSONPath {shown_path(self.source)}: {reason} "
                               f"(at character {at + 1})")
 
     def refuse(self, construct: str, why: str):
-        raise PathSyntaxError(f"JSONPath {self.source!r}: {construct} is not supported by "
-                              f"flarespec's JSONPath: {why}")
+        raise PathSyntaxError(f"JSONPath {shown_path(self.source)}: {construct} is not "
+                              f"supported by flarespec's JSONPath: {why}")
 
     def peek(self, count: int = 1) -> str:
         return self.source[self.at:self.at + count]
@@ -655,6 +670,8 @@ class _Parser:
             before = self.at
             self.blank()
             char = source[self.at:self.at + 1]
+            if len(segments) == MAX_SEGMENTS and char in ("[", "."):
+                self.fail(f"a query has at most {MAX_SEGMENTS} segments")
             if char == "[":
                 segments.append((False, self.bracketed()))
             elif source.startswith("..", self.at):
@@ -696,8 +713,8 @@ class _Parser:
         end = self.source.find("`", self.at + 1)
         body = self.source[self.at + 1:end if end >= 0 else len(self.source)]
         if body.strip().startswith("sub("):
-            raise PathSyntaxError(f"JSONPath {self.source!r} uses `sub(/regex/, ...)`, which "
-                                  f"runs Python's backtracking re; {_USE_RE2}")
+            raise PathSyntaxError(f"JSONPath {shown_path(self.source)} uses `sub(/regex/, "
+                                  f"...)`, which runs Python's backtracking re; {_USE_RE2}")
         self.refuse(f"the jsonpath-ng operator `{body}`",
                     "backtick operators are not RFC 9535 JSONPath")
 
@@ -918,8 +935,9 @@ class _Parser:
         self.blank()
         source, at = self.source, self.at
         if source.startswith("=~", at):
-            raise PathSyntaxError(f"JSONPath {self.source!r} filters with the regex operator "
-                                  f"'=~', which runs Python's backtracking re; {_USE_RE2}")
+            raise PathSyntaxError(f"JSONPath {shown_path(self.source)} filters with the regex "
+                                  f"operator '=~', which runs Python's backtracking re; "
+                                  f"{_USE_RE2}")
         for operator in _COMPARISONS:
             if source.startswith(operator, at):
                 self.at += len(operator)

@@ -19,8 +19,9 @@ The verdict is the plan's: the kind's ``verdict`` bound to a static argument, or
 ``holds_for`` with the argument built in the materializer's order; an empty selection is
 decided as the plan decides it; anything that raises is "not known". A rule the loop
 cannot express (a ``when``, a hook, a kind that needs a binding's context, an argument
-that is a condition or a template) has none and keeps its plan. Names, constants and
-callables reach the generated code only as names in its namespace, never as text.
+that is a condition or a template, more than MAX_GENERATED_STEPS literal steps to read)
+has none and keeps its plan. Names, constants and callables reach the generated code only
+as names in its namespace, never as text.
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator
 
 from flarespec.engine.problems import ArgumentNotSingle, Ineligible
-from flarespec.engine.readers import compiled, constant, namespace, step_lines
+from flarespec.engine.readers import (
+    MAX_GENERATED_STEPS,
+    compiled,
+    constant,
+    namespace,
+    step_lines,
+)
 from flarespec.engine.refs import ArgRef
 
 Loop = Callable[[Any, list], Iterator[int]]
@@ -69,6 +76,8 @@ class _Builder:
         for end in range(1, len(steps) + 1):
             prefix = steps[:end]
             if prefix not in self._reads:
+                if len(self._reads) > MAX_GENERATED_STEPS:
+                    raise Ineligible("more steps than one generated function reads")
                 variable = self._reads[prefix] = f"r{len(self._reads)}"
                 for line in step_lines(self._reads[steps[:end - 1]], variable, steps[end - 1],
                                        self._constant):

@@ -25,12 +25,14 @@ from flarespec.engine.readers import fixed_reader
 from flarespec.engine.placeholders import Placeholder, parse_placeholder
 from flarespec.engine.jsonpath import (  # noqa: F401 - the public names of this module
     INDEX,
+    MAX_SEGMENTS,
     WILDCARD,
     CompiledJsonPath,
     Match,
     PathSyntaxError,
     child_location,
     parse_jsonpath,
+    shown_path,
 )
 
 # --------------------------------------------------------------------------- pointers
@@ -240,6 +242,9 @@ _MISSING = object()
 def compile_pointer(source: str) -> PointerTemplate:
     if not source.startswith("/"):
         raise PathSyntaxError(f"a pointer starts with '/': {source!r}")
+    if source.count("/") > MAX_SEGMENTS:
+        raise PathSyntaxError(f"a pointer has at most {MAX_SEGMENTS} segments; "
+                              f"{shown_path(source)} has {source.count('/'):,}")
     segments = []
     for raw in source[1:].split("/") if source != "/" else []:
         raw = raw.replace("~1", "/").replace("~0", "~")

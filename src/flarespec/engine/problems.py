@@ -3,7 +3,10 @@ its own violations."""
 
 from __future__ import annotations
 
-from flarespec.engine.refs import Ref
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # below every engine module (path_templates.py, jsonpath.py import it)
+    from flarespec.engine.refs import Ref
 
 INTERNAL_ERROR = "engine.internal-error"
 METRIC_UNAVAILABLE = "metric.unavailable"
