@@ -96,7 +96,7 @@ def test_empty_lists_mismatched_lengths_and_failed_conditions_are_violations(tmp
 
 # ---------------------------------------------------------------- a real AIPerf run
 
-RUN = Path(__file__).resolve().parents[1] / "aiperf" / "data" / "run1"
+RUN = Path(__file__).resolve().parents[2] / "fixtures" / "aiperf" / "run1"
 STATISTICS = {"avg": "mean({})", "std": "pstdev({})", "min": "min({})", "max": "max({})",
               "p1": "quantile({}, 0.01)", "p5": "quantile({}, 0.05)", "p25": "quantile({}, 0.25)",
               "p50": "median({})", "p75": "quantile({}, 0.75)", "p90": "quantile({}, 0.9)",

@@ -15,7 +15,7 @@ from flarespec.loaders import LoadError, get_loader, load_document, locate_line
 from flarespec.loaders import limits
 from flarespec.loaders.csv_loader import load_csv
 
-AIPERF = Path(__file__).parents[1] / "aiperf" / "data" / "run1" / "profile_export_aiperf.csv"
+AIPERF = Path(__file__).parents[2] / "fixtures" / "aiperf" / "run1" / "profile_export_aiperf.csv"
 
 
 def shape(**columns) -> dict:

@@ -14,7 +14,7 @@ from records_specs import found, records_spec, run
 from flarespec.loaders import LoadError, get_loader, load_document, locate_line, locates_lines
 from flarespec.loaders.jsonl import load_jsonl
 
-AIPERF = Path(__file__).parents[1] / "aiperf" / "data" / "run1" / "profile_export.jsonl"
+AIPERF = Path(__file__).parents[2] / "fixtures" / "aiperf" / "run1" / "profile_export.jsonl"
 ROWS = "{type: array, items: {type: object, members: {id: string, ttft: number}}}"
 TTFT_RULE = """
 - id: toy.rows.ttft
