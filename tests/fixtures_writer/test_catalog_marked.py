@@ -114,7 +114,7 @@ def test_a_file_that_is_no_mapping_or_no_yaml_is_refused_at_line_1(tmp_path):
 
 
 def test_the_schema_is_declared_beside_the_spec_schema():
-    assert set(CATALOG) == {"spec", "names", "cases"}
+    assert set(CATALOG) == {"spec", "names", "cases", "input", "entry"}
     assert CATALOG["cases"]["schema"]["schema"]["expect"]["required"] is True
 
 
