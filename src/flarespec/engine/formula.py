@@ -73,7 +73,6 @@ finite numbers; an empty list is an EvaluationError for all but ``count``, ``len
 
 from __future__ import annotations
 
-import difflib
 import math
 import operator
 import re
@@ -442,6 +441,8 @@ class _Parser:
     def parse_call(self, name_token: _Token) -> FunctionCall:
         name = name_token.text
         if name not in _FUNCTIONS:
+            import difflib  # only for a spec error: kept off the measure path
+
             close = difflib.get_close_matches(name, FUNCTIONS, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise self.error(f"unknown function {name!r}{hint}; allowed: {', '.join(FUNCTIONS)}", name_token)

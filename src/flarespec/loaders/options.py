@@ -16,7 +16,6 @@ refuses, is ``spec.document-option`` at the option's file:line:column, so a miss
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -92,6 +91,8 @@ def option_problems(loader: str, options) -> list[tuple[str | None, str]]:
 
 
 def _unknown(loader: str, name, by_name: dict) -> str:
+    import difflib  # only for a spec error: kept off the measure path
+
     close = difflib.get_close_matches(str(name), list(by_name), n=1)
     message = (f"a {loader} document has no option {name!r}"
                f"{f' (did you mean {close[0]!r}?)' if close else ''}; its options: "
