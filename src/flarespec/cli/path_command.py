@@ -7,6 +7,10 @@ import sys
 import click
 
 EXIT_REFUSED = 2
+# Characters of JSON text printed at most (twice the default document size): a value prints
+# its indentation once per level, so `$..*` over a 2 KB file of 984 nested arrays printed
+# 636M characters (2.4 GB) before this bound refused it.
+MAX_PRINTED = 64 << 20
 LOADERS = ("json", "jsonl", "csv", "sse", "prometheus", "text")  # built in; plug-ins too
 
 
@@ -57,22 +61,28 @@ def path(query, file, loader, options, locations):
     Numbers are printed exactly (a Prometheus sample 0.1 prints 0.1); JSON has no NaN or
     infinity: those print as the strings "NaN", "+Inf", "-Inf". Exit 0 when the query
     compiled and the file loaded (even when nothing is selected: []); 2 when the query is
-    refused (the message a spec's lint gives) or the file does not load.
+    refused (the message a spec's lint gives), the file does not load, or the selection
+    holds more than 2^20 nodes or prints more than 64 MiB.
     """
     from flarespec.cli.formats import echo
     from flarespec.engine.paths import (
+        CompiledJsonPath,
         PathSyntaxError,
         json_text,
+        load_file,
         loader_for,
-        select_file,
+        shown_path,
     )
     from flarespec.loaders import LoadError
+    from flarespec.loaders.limits import gc_paused
     from flarespec.output.visible import json_visible
 
     try:
         if loader is None:
             loader = loader_for(file)
-        found = select_file(query, file, loader, options)
+        path = CompiledJsonPath(query)  # refused before the file is read
+        document = load_file(file, loader, options)
+        values = path.values(document)  # no match is made for a selection beyond the bounds
     except PathSyntaxError as refused:
         _fail(f"{refused} [spec.path-syntax]")
     except LoadError as problem:
@@ -80,10 +90,18 @@ def path(query, file, loader, options, locations):
     except (ValueError, OSError) as problem:
         _fail(f"{file}: {problem}" if not str(problem).startswith("cannot tell")
               else f"{problem}; name it with --as {'|'.join(LOADERS)}")
-    if locations:
-        shown = [{"location": match.location, "value": match.value} for match in found]
-    else:
-        shown = [match.value for match in found]
+    shown, printed = values, _printed_at_least(values)
+    if locations and printed <= MAX_PRINTED:
+        shown = []
+        for match in gc_paused(path.find)(document):
+            shown.append({"location": match.location, "value": match.value})
+            printed += len(match.location) + 30  # its lines, the names, the quotes
+            if printed > MAX_PRINTED:
+                break
+    if printed > MAX_PRINTED:
+        _fail(f"{file}: what {shown_path(query)} selects ({len(values):,} nodes) prints more "
+              f"than {MAX_PRINTED >> 20} MiB of JSON (a value's lines are indented once per "
+              f"level it is nested): select less")
     echo(json_visible(json_text(shown)))  # a lone surrogate as \ud800, C1 and U+2028 escaped
 
 
@@ -93,3 +111,21 @@ def _fail(message: str):
 
     echo(f"flarespec: {visible(message)}", err=True)
     sys.exit(EXIT_REFUSED)
+
+
+def _printed_at_least(values: list) -> int:
+    """At least the characters ``json_text`` prints for ``values`` (a line per value,
+    indented two spaces a level it is nested, and its strings), counted no further than
+    just beyond MAX_PRINTED."""
+    pending, printed = [(values, 0)], 0
+    while pending and printed <= MAX_PRINTED:
+        value, level = pending.pop()
+        printed += 2 * level + 1
+        if isinstance(value, dict):
+            printed += sum(len(str(key)) + 4 for key in value)
+            pending += [(item, level + 1) for item in reversed(value.values())]
+        elif isinstance(value, list):
+            pending += [(item, level + 1) for item in reversed(value)]  # in printed order
+        elif isinstance(value, str):
+            printed += len(value) + 2
+    return printed

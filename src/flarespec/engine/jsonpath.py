@@ -27,7 +27,9 @@ brackets).
 Values come from untrusted documents nested thousands deep: the walker never recurses over a
 document (descendant segments and deep equality use explicit stacks). Recursion follows only
 the path's own filter nesting, which the parser bounds (``MAX_NESTING``), as it bounds a
-query's length (``MAX_SEGMENTS``).
+query's length (``MAX_SEGMENTS``). A selection, and each step of it, holds at most
+``MAX_SELECTED`` nodes (``SelectionTooLarge``): RFC 9535 keeps a node as often as it is
+selected, and nested descendant segments select it once per ancestor they pass.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any, Callable
 
+from flarespec.engine.problems import Unresolvable
 from flarespec.engine.readers import fixed_reader
 from flarespec.engine.values import is_number as _number, json_type
 from flarespec.loaders.locations import child_location, location_of  # noqa: F401 (re-exported)
@@ -50,11 +53,22 @@ MAX_INT = 2 ** 53 - 1  # I-JSON's exact integer range, RFC 9535's bound on indic
 # bundled spec's longest path has 6. A literal path becomes generated code (readers.py);
 # one of 160k segments cost 18 s and 2.5 GB to compile.
 MAX_SEGMENTS = 256
+# Nodes one selection may hold, and so may each step of it (a descendant segment's visit
+# included): the most events or samples a loader admits (MAX_SSE_EVENTS, MAX_SAMPLES).
+# Nested descendant segments select a node once per ancestor they pass (RFC 9535 keeps the
+# duplicates): ``$..*..*..*`` over 300 nested arrays is 4.5M nodes, over 984 it is 159M.
+MAX_SELECTED = 1 << 20
 SHOWN_AT_MOST = 120  # characters of a path a message repeats
 
 
 class PathSyntaxError(ValueError):
     """A JSONPath or pointer that cannot be parsed (or uses a construct flarespec refuses)."""
+
+
+class SelectionTooLarge(Unresolvable):
+    """A selection, or a step of it, would hold more than MAX_SELECTED nodes: refused (the
+    violation of the rule or iteration that selects, a refusal of ``flarespec path``),
+    never cut short."""
 
 
 def shown_path(source: str) -> str:
@@ -69,22 +83,61 @@ def shown_path(source: str) -> str:
 # --------------------------------------------------------------------------- matches
 
 class Match:
-    """A selected value and where it is. The location string is built only when asked for
-    (on a failure), because most matches pass and formatting paths dominated the run time."""
+    """A selected value and where it is: the location a walk started at and the keys from
+    there. A match made by a walk keeps only the match it was selected from (``_up``) and
+    its own key (``_key``), so a child costs the same at any depth and every match of one
+    walk shares its ancestors' keys (a node 900 deep copied 900 keys, and ``$..*..*`` over
+    nested arrays copied them for every node: gigabytes). The location string is built
+    only when asked for (on a failure), because most matches pass and formatting paths
+    dominated the run time."""
 
-    __slots__ = ("value", "_base", "_keys")
+    __slots__ = ("value", "_at", "_key", "_up")
 
-    def __init__(self, value: Any, location: str, keys: tuple = ()):
-        self.value, self._base, self._keys = value, location, keys
+    def __init__(self, value: Any, location: str | None, keys=(), up: "Match | None" = None):
+        # a start: its location and the keys from there (``_up`` None); a child (``up``
+        # given): the match it was selected from and its one key, ``keys``
+        self.value, self._at, self._key, self._up = value, location, keys, up
+
+    @property
+    def _base(self) -> str:
+        """The location the walk that selected this match started at."""
+        match = self
+        while match._up is not None:
+            match = match._up
+        return match._at
+
+    @property
+    def _keys(self) -> tuple:
+        """The keys from ``_base`` to this match."""
+        keys, match = [], self
+        while match._up is not None:
+            keys.append(match._key)
+            match = match._up
+        keys.reverse()
+        return match._key + tuple(keys)
 
     @property
     def location(self) -> str:
-        if self._keys:
-            self._base, self._keys = location_of(self._keys, self._base), ()
-        return self._base
+        """The location, kept by this match and by each match it was selected through
+        (siblings and descendants then add one step each)."""
+        chain, match = [], self
+        while match._up is not None:
+            chain.append(match)
+            match = match._up
+        if match._key:
+            match._at, match._key = location_of(match._key, match._at), ()
+        location = match._at
+        for match in reversed(chain):
+            location = child_location(location, match._key)
+            match._at, match._key, match._up = location, (), None
+        return location
 
     def child(self, value: Any, key) -> "Match":
-        return Match(value, self._base, self._keys + (key,))
+        return Match(value, None, key, self)
+
+    def moved(self, value: Any) -> "Match":
+        """A match of ``value`` at this match's place (its keys shared, not copied)."""
+        return Match(value, self._at, self._key, self._up)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Match) and (self.value, self.location) == \
@@ -92,8 +145,6 @@ class Match:
 
     def __repr__(self) -> str:
         return f"Match({self.value!r}, {self.location!r})"
-
-
 
 
 # --------------------------------------------------------------------------- the tree
@@ -334,44 +385,86 @@ def _children(value):
     return ()
 
 
-def _descendants(value) -> list:
-    """The value and every array and object under it, each before its descendants, arrays
-    in order: the nodes a descendant segment applies its selectors to (a string, number,
-    boolean or null has no children, so no selector selects anything from it)."""
-    found, pending = [], [value]
-    while pending:
-        value = pending.pop()
-        found.append(value)
-        children = value if isinstance(value, list) else value.values() \
-            if isinstance(value, dict) else ()
-        pending.extend(child for child in reversed(list(children))
-                       if isinstance(child, (list, dict)))
+class _Ends:
+    """On a descendant walk's stack: where the subtree of ``node`` began in the walk's list,
+    popped once the subtree is done."""
+
+    __slots__ = ("node", "begin")
+
+    def __init__(self, node, begin: int):
+        self.node, self.begin = node, begin
+
+
+def _descendants(values: list) -> list:
+    """Each of ``values`` and every array and object under it, each before its descendants,
+    arrays in order: the nodes a descendant segment applies its selectors to (a string,
+    number, boolean or null has no children, so no selector selects anything from it).
+
+    A node given twice, or given and under another given node (``$..*..*``: the second
+    segment is given every node), is walked once: where it comes again, its part of the
+    list is copied (the same values; the duplicates RFC 9535 keeps, made at C speed, so
+    only their number costs: SelectionTooLarge beyond MAX_SELECTED nodes)."""
+    found: list = []
+    given = frozenset(id(value) for value in values if isinstance(value, (list, dict))) \
+        if len(values) > 1 else frozenset()
+    spans: dict = {}  # id of a given node -> where its part of ``found`` lies
+    for value in values:
+        pending = [value]
+        while pending:
+            value = pending.pop()
+            if type(value) is _Ends:
+                spans[id(value.node)] = (value.begin, len(found))
+                continue
+            if id(value) in given:
+                span = spans.get(id(value))
+                if span is not None:
+                    if len(found) + span[1] - span[0] > MAX_SELECTED:
+                        raise SelectionTooLarge
+                    found += found[span[0]:span[1]]
+                    continue
+                pending.append(_Ends(value, len(found)))
+            found.append(value)
+            if len(found) > MAX_SELECTED:
+                raise SelectionTooLarge
+            if isinstance(value, list):
+                pending += [child for child in reversed(value) if isinstance(child, (list, dict))]
+            elif isinstance(value, dict):
+                pending += [child for child in reversed(value.values())
+                            if isinstance(child, (list, dict))]
     return found
 
 
-def _descendant_matches(match: Match) -> list:
-    """``_descendants`` as matches."""
-    found, pending = [], [match]
-    while pending:
-        match = pending.pop()
-        found.append(match)
-        value = match.value
-        if isinstance(value, list):
-            pending.extend(match.child(value[index], index)
-                           for index in range(len(value) - 1, -1, -1)
-                           if isinstance(value[index], (list, dict)))
-        elif isinstance(value, dict):
-            pending.extend(match.child(item, key) for key, item in reversed(value.items())
-                           if isinstance(item, (list, dict)))
+def _descendant_matches(matches: list) -> list:
+    """``_descendants`` as matches, each made as its node is visited (no copies: a match of
+    a node reached from another given match has another chain of keys)."""
+    found: list = []
+    for match in matches:
+        pending = [match]
+        while pending:
+            match = pending.pop()
+            found.append(match)
+            if len(found) > MAX_SELECTED:
+                raise SelectionTooLarge
+            value = match.value
+            if isinstance(value, list):
+                pending += [Match(value[index], None, index, match)
+                            for index in range(len(value) - 1, -1, -1)
+                            if isinstance(value[index], (list, dict))]
+            elif isinstance(value, dict):
+                pending += [Match(item, None, key, match)
+                            for key, item in reversed(value.items())
+                            if isinstance(item, (list, dict))]
     return found
 
 
 def _walk_values(segments, current: list, root) -> list:
     """The values the segments select from each of ``current``, in RFC 9535's order. One
-    selector (the usual case) is applied by a loop of its own, with no call per value."""
+    selector (the usual case) is applied by a loop of its own, with no call per value. No
+    list of the walk grows beyond MAX_SELECTED values (SelectionTooLarge): a name or an
+    index selects at most one value from each, the others are counted as they select."""
     for descendant, selectors in segments:
         if descendant:
-            current = [node for value in current for node in _descendants(value)]
+            current = _descendants(current)
         following: list = []
         if len(selectors) == 1:
             selector = selectors[0]
@@ -390,13 +483,21 @@ def _walk_values(segments, current: list, root) -> list:
                         following.extend(value)
                     elif isinstance(value, dict):
                         following.extend(value.values())
+                    else:
+                        continue
+                    if len(following) > MAX_SELECTED:
+                        raise SelectionTooLarge
             else:
                 for value in current:
                     _select_values(selector, value, following, root)
+                    if len(following) > MAX_SELECTED:
+                        raise SelectionTooLarge
         else:
             for value in current:
                 for selector in selectors:
                     _select_values(selector, value, following, root)
+                    if len(following) > MAX_SELECTED:
+                        raise SelectionTooLarge
         current = following
         if not current:
             break
@@ -426,21 +527,23 @@ def _select_values(selector, value, out: list, root) -> None:
 
 def _walk_matches(segments, current: list, root) -> list:
     """The matches the segments select from each of ``current``: the same walk as
-    ``_walk_values``, each value with its keys."""
+    ``_walk_values``, each value with its keys, within the same bound."""
     for descendant, selectors in segments:
         if descendant:
-            current = [node for match in current for node in _descendant_matches(match)]
+            current = _descendant_matches(current)
         following: list = []
         if len(selectors) == 1 and type(selectors[0]) is str:  # the usual case, inline
             name = selectors[0]
             for match in current:
                 value = match.value
                 if isinstance(value, dict) and name in value:
-                    following.append(Match(value[name], match._base, match._keys + (name,)))
+                    following.append(Match(value[name], None, name, match))
         else:
             for match in current:
                 for selector in selectors:
                     _select_matches(selector, match, following, root)
+                    if len(following) > MAX_SELECTED:
+                        raise SelectionTooLarge
         current = following
         if not current:
             break
@@ -481,7 +584,7 @@ def _select_matches(selector, match: Match, out: list, root) -> None:
 class CompiledJsonPath:
     """A JSONPath parsed once (:func:`parse_segments`); ``find`` applies it to any value."""
 
-    __slots__ = ("source", "_segments", "_steps", "_fixed", "_read")
+    __slots__ = ("source", "_segments", "_steps", "_fixed", "_read", "_counted")
 
     def __init__(self, source: str):
         self.source = source
@@ -496,6 +599,11 @@ class CompiledJsonPath:
         # reader (engine/readers.py), made on first use
         self._fixed = _singular_keys(segments)
         self._read = None
+        # a descendant segment or several selectors may select a node more than once:
+        # ``find`` counts the values first (their walk copies repeated parts at C speed),
+        # so that matches are made only for a selection within the bound
+        self._counted = any(descendant or len(selectors) > 1
+                            for descendant, selectors in segments)
 
     def __getstate__(self):
         return self.source, self._segments
@@ -526,22 +634,35 @@ class CompiledJsonPath:
     def find(self, value: Any, base: "str | Match" = "$") -> list[Match]:
         """The matches in ``value``; their locations continue ``base`` (a location, or the
         match ``value`` was selected by)."""
-        start = Match(value, base._base, base._keys) if isinstance(base, Match) else \
-            Match(value, base)
-        return _walk_matches(self._segments, [start], value)
+        start = base.moved(value) if isinstance(base, Match) else Match(value, base)
+        try:
+            if self._counted:
+                _walk_values(self._segments, [value], value)
+            return _walk_matches(self._segments, [start], value)
+        except SelectionTooLarge:
+            raise self._too_large() from None
 
     def find_keys(self, value: Any) -> list[tuple]:
         """The keys (member names, non-negative indices) from ``value`` to each match, in
         ``find``'s order: what an edit of the selected places walks."""
-        return [match._keys for match in
-                _walk_matches(self._segments, [Match(value, "$")], value)]
+        return [match._keys for match in self.find(value)]
 
     def values(self, value: Any) -> list:
         """The selected values alone, in the order ``find`` gives them: the walk without
         the matches (a passing check never needs a location)."""
         if self._fixed is not None:
             return (self._read or self.reader())(value)
-        return _walk_values(self._segments, [value], value)
+        try:
+            return _walk_values(self._segments, [value], value)
+        except SelectionTooLarge:
+            raise self._too_large() from None
+
+    def _too_large(self) -> SelectionTooLarge:
+        return SelectionTooLarge(
+            f"the JSONPath {shown_path(self.source)} selects more than {MAX_SELECTED:,} "
+            f"nodes, the most one selection or any step of it may hold (a descendant "
+            f"segment counts every node it visits, a node selected twice counts twice): "
+            f"select fewer")
 
     def reader(self) -> Callable[[Any], list]:
         """``values`` as one function: for a path of names and indices alone its generated

@@ -303,15 +303,6 @@ def load_file(file: str, loader: str, options: dict | None = None) -> Any:
     return load_document(loader, data, options)[0]  # no shape here: csv cells stay text
 
 
-def select_file(selector: str, file: str, loader: str, options: dict | None = None
-                ) -> list[Match]:
-    """What a rule's ``given: "document:SELECTOR"`` selects when the document is ``file``
-    loaded with ``loader``: PathSyntaxError for a refused selector (before the file is read),
-    LoadError or ValueError for a file that does not load."""
-    path = CompiledJsonPath(selector)
-    return path.find(load_file(file, loader, options))
-
-
 def json_text(value: Any, indent: str = "  ") -> str:
     """``value`` as indented JSON text, without recursion (values nest thousands deep).
     Numbers are written exactly: an int in full, a float as Python's shortest repr, a

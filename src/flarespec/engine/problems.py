@@ -17,7 +17,8 @@ class Unavailable(Exception):
 
 
 class Unresolvable(ValueError):
-    """A placeholder or pinned binding has no value here: a violation, never a silent skip."""
+    """A placeholder or pinned binding has no value here, or a selection is beyond its
+    bound (jsonpath.SelectionTooLarge): a violation, never a silent skip."""
 
 
 class ArgumentUnresolved(Exception):
