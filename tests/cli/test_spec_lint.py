@@ -15,6 +15,7 @@ from flarespec.spec.errors import ERROR, WARNING
 from flarespec.authoring.lint import lint
 
 BUNDLED = "flare/bce032c0"
+ALL_BUNDLED = "aiperf/profile-export, flare/bce032c0"  # every bundled id, sorted
 REVISION = "bce032c014bae34502ba22d3304fa084d5b40afe"
 HEAD = f"""\
 flarespec: 1
@@ -230,7 +231,7 @@ def test_an_unknown_reference_is_an_error_with_a_suggestion():
     assert result.exit_code == 2
     assert result.output == ("spec lint: 1 spec, 1 error, 0 warnings\n"
                              "'flare/bce032' is neither a spec file nor a bundled spec id "
-                             f"(did you mean '{BUNDLED}'?); bundled: {BUNDLED} "
+                             f"(did you mean '{BUNDLED}'?); bundled: {ALL_BUNDLED} "
                              "[spec.unknown]\n")
 
 

@@ -13,6 +13,7 @@ from flarespec.spec.errors import SpecInvalid
 from flarespec.spec.open import UNKNOWN_SPEC, bundled_compiled, open_compiled, open_spec
 
 BUNDLED = "flare/bce032c0"
+ALL_BUNDLED = "aiperf/profile-export, flare/bce032c0"  # every bundled id, sorted
 CHILD = f"""\
 flarespec: 1
 id: flare/child
@@ -42,7 +43,7 @@ def test_neither_file_nor_id_lists_bundled_ids_and_the_closest(tmp_path):
     [issue] = caught.value.issues
     assert issue.code == UNKNOWN_SPEC
     assert issue.message == (f"'flare/bce032c' is neither a spec file nor a bundled spec id "
-                             f"(did you mean '{BUNDLED}'?); bundled: {BUNDLED}")
+                             f"(did you mean '{BUNDLED}'?); bundled: {ALL_BUNDLED}")
 
 
 @pytest.mark.parametrize("command", ["measure", "validate-pair"])
@@ -54,7 +55,7 @@ def test_runner_spec_option_refuses_an_unknown_reference_before_any_work(command
     assert result.exit_code == 2
     assert "Invalid value for --spec" in result.output
     assert "'flare/nope' is neither a spec file nor a bundled spec id" in result.output
-    assert f"bundled: {BUNDLED} [spec.unknown]" in result.output
+    assert f"bundled: {ALL_BUNDLED} [spec.unknown]" in result.output
     assert not (tmp_path / "r.json").exists()
 
 
