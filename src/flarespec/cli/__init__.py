@@ -209,6 +209,30 @@ def _earlier_file(output) -> str:
     return ""
 
 
+def guarded(action, verbose: bool, output=None, refusals: tuple = ()):
+    """``action()`` for a command that may write a receipt: a refused output, a receipt
+    that cannot be written, one of ``refusals`` (``(exception class, what was not done)``)
+    and a bug are each one line on stderr and exit 2, never a traceback (one for a bug with
+    ``verbose``). The one place these outcomes are worded, for every such command."""
+    from flarespec.adapter.commands import OutputRefused, ReceiptUnwritable
+
+    try:
+        return action()
+    except OutputRefused as refused:
+        _fail(f"refused: {refused}; nothing was written")
+    except ReceiptUnwritable as problem:
+        _fail(f"{problem}; no receipt was written")
+    except Exception as bug:
+        for kind, undone in refusals:
+            if isinstance(bug, kind):
+                _fail(f"{bug}; {undone}")
+        if verbose:  # a bug: say so, exit 2 (never a metric or a pass)
+            import traceback
+            traceback.print_exc()
+        _fail(f"internal error: {type(bug).__name__}: {bug}; no receipt was written"
+              f"{_earlier_file(output)}")
+
+
 def _run_guarded(action, quiet: bool, verbose: bool, fmt: str | None = None, root=None,
                  output=None):
     """Run a receipt-writing action; refuse bad outputs; never show a traceback. The
@@ -217,18 +241,7 @@ def _run_guarded(action, quiet: bool, verbose: bool, fmt: str | None = None, roo
 
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose exclude each other")
-    try:
-        outcome = action()
-    except OutputRefused as refused:
-        _fail(f"refused: {refused}; nothing was written")
-    except ReceiptUnwritable as problem:
-        _fail(f"{problem}; no receipt was written")
-    except Exception as bug:  # a bug: say so, exit 2 (never a metric), traceback on -v
-        if verbose:
-            import traceback
-            traceback.print_exc()
-        _fail(f"internal error: {type(bug).__name__}: {bug}; no receipt was written"
-              f"{_earlier_file(output)}")
+    outcome = guarded(action, verbose, output)
     if fmt is not None:
         from flarespec.adapter.receipt_report import ReceiptView, receipt_report
         from flarespec.cli.formats import emit

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from flarespec.cli import PACKET, _fail
+from flarespec.cli import PACKET, _fail, guarded
 from flarespec.cli.formats import echo, format_options
 
 ENVIRONMENT = """\b
@@ -85,25 +85,14 @@ def _run(entries: list[str], spec_ref, directories, output, verbose: bool, quiet
     """The check, its progress on stderr when there are several entries; every way it can
     fail without a report is one line and exit 2 (a traceback only for a bug, with -v)."""
     from flarespec.adapter.check import CheckRefused, check
-    from flarespec.adapter.commands import OutputRefused, ReceiptUnwritable
     from flarespec.output.progress import progress
 
-    try:
+    def run():
         with progress(len(entries), "flarespec check", quiet=quiet or len(entries) < 2,
                       unit="entries") as step:
             return check(entries, spec_ref=spec_ref, spec_dirs=directories, output=output,
                          on_done=lambda index: step(entries[index]))
-    except CheckRefused as refused:
-        _fail(f"{refused}; nothing was checked")
-    except OutputRefused as refused:
-        _fail(f"refused: {refused}; nothing was written")
-    except ReceiptUnwritable as problem:
-        _fail(f"{problem}; no receipt was written")
-    except Exception as bug:  # a bug: say so, exit 2 (never a pass), traceback on -v
-        if verbose:
-            import traceback
-            traceback.print_exc()
-        _fail(f"internal error: {type(bug).__name__}: {bug}")
+    return guarded(run, verbose, output, ((CheckRefused, "nothing was checked"),))
 
 
 def _show(outcome, fmt: str, root, verbose: bool, quiet: bool) -> None:
