@@ -11,6 +11,7 @@ searched, and the spec files that do not load.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,7 +103,28 @@ def select_spec(entry: str | Path, specs: list[CompiledSpec], broken=(),
         drafts = [spec for spec in specs if is_draft(spec) and _tried_for(spec, name)]
         message = none_applies(name, live, tried, _holding(entry, drafts)[0], broken,
                                searched)
+        if not tried:  # no spec's entry rule read it: say what the file is, if no file
+            message += _not_a_file(entry)
     return Selection(None, [Violation(UNSUPPORTED, "error", message, name, None)])
+
+
+def _not_a_file(entry: str | Path) -> str:
+    """``; the entry ...`` when the entry is no regular file (what a spec's entry rule would
+    have said, had a spec been tried for its name), else nothing."""
+    import stat
+
+    try:
+        mode = os.stat(entry).st_mode
+    except FileNotFoundError:
+        return f"; the entry {entry} does not exist"
+    except OSError as problem:
+        return f"; the entry {entry} cannot be read ({problem.strerror or problem})"
+    if stat.S_ISREG(mode):
+        return ""
+    kinds = {stat.S_ISFIFO: "a FIFO", stat.S_ISDIR: "a directory", stat.S_ISCHR: "a device",
+             stat.S_ISBLK: "a device", stat.S_ISSOCK: "a socket"}
+    kind = next((words for test, words in kinds.items() if test(mode)), "not a file")
+    return f"; the entry {entry} is not a regular file ({kind})"
 
 
 def none_applies(name: str, live: list[CompiledSpec], tried: list[CompiledSpec],
