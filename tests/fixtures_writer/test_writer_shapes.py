@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from flarespec.adapter.commands import measure
-from flarespec.fixtures.writers import complete, write_packet
+from flarespec.fixtures.writers import conform, write_packet
 from flarespec.spec.errors import SpecInvalid
 from flarespec.spec.open import open_compiled
 
@@ -33,7 +33,7 @@ shapes:
 """
 
 
-def test_complete_fills_required_members_with_examples_at_every_depth():
+def test_conform_fills_required_members_with_examples_at_every_depth():
     node = {"type": "object", "members": {
         "a": {"type": "integer", "example": 1},
         "b": {"type": "object", "members": {"c": {"type": "string", "example": "x"}}},
@@ -41,8 +41,8 @@ def test_complete_fills_required_members_with_examples_at_every_depth():
         "e": {"type": "array", "items": {"type": "object", "members": {
             "f": {"type": "null", "example": None}}}}}}
     value = {"b": {}, "e": [{}, {"f": None, "g": 1}]}
-    assert complete(node, value) == {"b": {"c": "x"}, "e": [{"f": None}, {"f": None, "g": 1}],
-                                     "a": 1}
+    assert conform(node, value) == {"b": {"c": "x"}, "e": [{"f": None}, {"f": None, "g": 1}],
+                                    "a": 1}
 
 
 def test_a_child_adding_required_members_gets_valid_packets(tmp_path):

@@ -21,6 +21,10 @@ A shape node (after ``spec.compile`` expanded named shapes and ``use``) is a map
 ``pattern``   an RE2 pattern a string matches whole
 ``one_of``    the allowed values (type-strict)
 ``example``   a value of the node, for writers (never checked against packets)
+``dropped``   compiled only, for writers, never checked against packets: the members the
+              ``extends`` chain removed here (``drop_members``) and no later file declared
+              again; a writer stops writing them (fixtures/writers.py ``conform``). Written
+              by the resolver alone (spec/resolve.py), never by a spec file
 
 One function per node decides and reports: it returns None when the value has the shape,
 else the list of problems, so the verdict and the report cannot drift. Compiled once per
@@ -46,6 +50,8 @@ NODE_KEYS = ("type", "members", "optional", "closed", "values", "items", "length
              "max", "pattern", "one_of", "description", "example")
 # keys of a node as a spec file writes it, resolved away before a shape is built
 AUTHORING_KEYS = ("use", "drop_members")
+# the key of a compiled node naming the members the extends chain dropped (see above)
+DROPPED = "dropped"
 _MISSING = object()
 # one array or object used as a map reports at most this many problems of its elements
 MAX_PROBLEMS_PER_CONTAINER = 20

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from flarespec.engine.shapes import ANY, TYPE_NAMES
+from flarespec.engine.shapes import ANY, DROPPED, TYPE_NAMES
 from flarespec.review.diff import (ABSENT, LOOSENING, NEUTRAL, REVIEW, TIGHTENING,
                                    _by_position, _verb)
 from flarespec.spec.shapes import ShapeCompiler
@@ -55,7 +55,7 @@ def _normal(node: dict) -> dict:
             result[key] = {name: _normal(child) for name, child in value.items()}
         elif key in ("items", "values"):
             result[key] = _normal(value)
-        else:
+        elif key != DROPPED:  # for writers; a drop shows as the member removed
             result[key] = value
     return result
 

@@ -20,6 +20,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from flarespec.engine.shapes import DROPPED
 from flarespec.spec.errors import SpecInvalid, SpecIssue
 from flarespec.spec.load import SpecFile, SpecLibrary
 from flarespec.spec.yamlmarks import MarkedDict, MarkedList, plain
@@ -197,6 +198,7 @@ def _merge_shape(old, new, state: _MergeState):
         result[key] = value
         result.key_marks[key] = new.key_marks.get(key)
     dropped = new.get("drop_members", [])
+    gone = [] if DROPPED in new else list(base.get(DROPPED) or [])  # a user's: compile says
     for position, name in enumerate(dropped if isinstance(dropped, list) else []):
         members = result.get("members")
         if not isinstance(members, dict) or name not in members:
@@ -207,7 +209,23 @@ def _merge_shape(old, new, state: _MergeState):
         members = result["members"] = _copied(members)
         del members[name]
         members.key_marks.pop(name, None)
+        gone.append(name)
+    if DROPPED not in new:
+        _keep_dropped(result, gone)
     return result
+
+
+def _keep_dropped(node: MarkedDict, names: list) -> None:
+    """Record on a merged node the members dropped along the extends chain and not
+    declared again by a later file (``dropped``, without a mark: the resolver's, never a
+    file's), so a writer stops writing them (spec/shapes.py keeps it compiled)."""
+    members = node.get("members") if isinstance(node.get("members"), dict) else {}
+    names = [name for name in dict.fromkeys(names) if name not in members]
+    node.pop(DROPPED, None)
+    node.key_marks.pop(DROPPED, None)
+    if names:
+        node[DROPPED] = names
+        node.key_marks[DROPPED] = None
 
 
 def _copied(mapping: dict) -> MarkedDict:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from flarespec.engine.values import compiled_pattern
-from flarespec.engine.shapes import AUTHORING_KEYS, NODE_KEYS, PYTHON_TYPES, TYPE_NAMES
+from flarespec.engine.shapes import AUTHORING_KEYS, DROPPED, NODE_KEYS, PYTHON_TYPES, TYPE_NAMES
 from flarespec.spec.errors import did_you_mean
 from flarespec.spec.yamlmarks import plain
 
@@ -79,6 +79,9 @@ class ShapeCompiler:
                 else self._bad(source, "use", "the name of a shape")
             result = dict(base or {})
         for name, value in source.items():
+            if name == DROPPED and getattr(source, "key_marks", {}).get(name, name) is None:
+                result[name] = [*result.get(name, []), *value]  # the resolver's: unmarked
+                continue
             if name in AUTHORING_KEYS:
                 if name == "drop_members":
                     self.issue("drop_members removes members a parent's shape declares; "
@@ -95,6 +98,10 @@ class ShapeCompiler:
             if name == "members" and isinstance(result.get("members"), dict):
                 checked = {**result["members"], **checked}
             result[name] = checked
+        if DROPPED in result:  # a member declared again (over `use`) is written again
+            result[DROPPED] = [n for n in result[DROPPED] if n not in result.get("members", {})]
+            if not result[DROPPED]:
+                del result[DROPPED]
         self._check_bounds(result, source)
         if isinstance(result.get("example"), _Example):
             result["example"] = result["example"].value
