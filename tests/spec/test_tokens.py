@@ -39,9 +39,12 @@ def test_a_token_knows_its_place_and_head():
     ("${1x}", "'${1x}'"),
     ("${a.}", "'${a.}'"),
     ("${a..b}", "'${a..b}'"),
-    ("${-a}", "'${-a}'"),
     ("${a|}", "'${a|}'"),
-    ("${a|pointer|jsonpath}", "'${a|pointer|jsonpath}'"),
+    ("${a + }", "'${a + }'"),          # an expression that does not parse
+    ("${a < 1}", "'${a < 1}'"),        # an expression compares nothing
+    ("${@a + 1}", "'${@a + 1}'"),      # ... and reads names, never @names
+    ("${$.a + 1}", "'${$.a + 1}'"),
+    ("${2 * 3}", "'${2 * 3}'"),        # ... at least one
     ("${a", "'${a'"),
 ])
 def test_a_dollar_brace_that_opens_no_token_is_refused(text, written):
@@ -82,7 +85,10 @@ def test_substitute(text, value):
     ("x${nothing}", "type", "constant ${nothing} is null, not a string or a number; only a "
                             "whole string may be replaced by it"),
     ("${field.key|pointr}", "filter", "unknown filter |pointr in ${field.key|pointr}; known: "
-                                      "|pointer, |jsonpath"),
+                                      "|pointer, |jsonpath, |divisor"),
+    ("${field.key|pointer|jsonpath}", "filter", "${field.key|pointer|jsonpath} needs a dotted "
+                                                "key such as 'a.b_c' (names of letters, digits "
+                                                "and _ joined by dots), got '/stats/mean'"),
     ("${field.bad|jsonpath}", "filter", "${field.bad|jsonpath} needs a dotted key such as "
                                         "'a.b_c' (names of letters, digits and _ joined by "
                                         "dots), got 'a/b'"),
@@ -153,7 +159,8 @@ def resolve_issues(tmp_path, equals: str) -> list[tuple]:
 
 @pytest.mark.parametrize("equals, code, message", [
     ('"v${}"', "spec.constant-syntax", "'${}' is not a constant: write ${NAME}, "
-                                       "${NAME.member.0} or ${NAME.member|pointer} (NAME: "
+                                       "${NAME.member.0}, ${NAME.member|pointer} or an "
+                                       "expression such as ${NAME.member + 1} (NAME: "
                                        "letters, digits and _, not starting with a digit)"),
     ('"${limits ttl}"', "spec.constant-syntax", "'${limits ttl}' is not a constant"),
     ('"on: ${flag}"', "spec.constant-type", "constant ${flag} is true, not a string or a "

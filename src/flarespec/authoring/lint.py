@@ -5,8 +5,9 @@ trust the data). Lint goes further: it reads the file leniently, still resolves
 and compiles it when the shape step found problems (reporting what that finds whenever it
 does not trip over the broken shape), then adds what only matters while editing: the places
 that still read a dropped document; placeholders a binding cannot fill (authoring/placeholders.py);
-warnings for a missing ``applies_to``, ``${...}`` kept
-as a literal inside ``constants`` and rule literals that repeat a constant; and
+warnings for a missing ``applies_to``, a child's constant that
+writes out what a parent computes (authoring/restated.py) and rule literals that repeat a
+constant; and
 ``applies_to`` conditions that overlap another spec of the library (an error naming both
 specs: the selector would refuse every packet both accept).
 """
@@ -21,6 +22,7 @@ from typing import Callable
 from flarespec.authoring.literals import literal_constant_warnings
 from flarespec.authoring.names_lint import name_issues
 from flarespec.authoring.placeholders import placeholder_issues
+from flarespec.authoring.restated import restated_constant_warnings
 from flarespec.authoring.shape_lint import shape_issues
 from flarespec.output.model import NONE, PASS, Finding, Report, Rule, Section
 from flarespec.spec.codes import CODES
@@ -38,7 +40,6 @@ from flarespec.spec.yamlmarks import (
 NO_APPLIES_TO = "spec.no-applies-to"
 APPLIES_TO_OVERLAP = "spec.applies-to-overlap"
 APPLIES_TO_UNDECIDED = "spec.applies-to-undecided"
-CONSTANT_IN_CONSTANTS = "spec.constant-in-constants"
 DRAFT = "spec.draft"
 
 
@@ -209,13 +210,7 @@ def _warnings(resolved: ResolvedSpec) -> list[SpecIssue]:
             "default spec of fixture write or demo, only used when named with --spec; "
             "remove draft: true when the revision is released",
             getattr(own, "key_marks", {}).get("draft"), DRAFT, WARNING))
-    constants = own.get("constants")
-    for text, mark in marked_strings(constants, getattr(own, "key_marks", {}).get("constants")):
-        if "${" in text:
-            found.append(SpecIssue(
-                f"{text!r}: ${{...}} is not substituted inside constants; it stays this "
-                f"literal text (write the value itself, or refer to it from the rules)",
-                mark, CONSTANT_IN_CONSTANTS, WARNING))
+    found.extend(restated_constant_warnings(resolved))
     return found
 
 

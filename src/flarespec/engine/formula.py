@@ -960,3 +960,34 @@ def compile_formula(source: str) -> Formula:
     parser = _Parser(source)
     root = parser.parse_formula()
     return Formula(source, tuple(parser.fields), tuple(parser.names), root)
+
+
+def divisors(formula: Formula) -> tuple[str, ...]:
+    """What ``formula`` divides by: the right operand of every ``/``, as written (a field as
+    its path: ``b.c`` of ``a * 1e9 / b.c``; anything else as the formula writes it, e.g.
+    ``(b - c)``), in the order written, each once. A spec reads a divisor from its formula
+    (``${NAME|divisor}``, spec/tokens.py) instead of naming it a second time."""
+    found: dict[str, None] = {}
+    _collect_divisors(formula._root, found)
+    return tuple(found)
+
+
+def _collect_divisors(node: Node | Truth, found: dict) -> None:
+    kind = type(node)
+    if kind is OperatorChain:
+        _collect_divisors(node.first, found)
+        for symbol, operand in node.rest:
+            if symbol == "/":
+                found[_grouped(operand)] = None
+            _collect_divisors(operand, found)
+    elif kind is FunctionCall:
+        for argument in node.arguments:
+            _collect_divisors(argument, found)
+    elif kind is Negation or kind is Not:
+        _collect_divisors(node.operand, found)
+    elif kind is Comparison:
+        _collect_divisors(node.left, found)
+        _collect_divisors(node.right, found)
+    elif kind is Logic:
+        for operand in node.operands:
+            _collect_divisors(operand, found)

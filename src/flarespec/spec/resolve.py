@@ -27,7 +27,7 @@ from flarespec.spec.yamlmarks import MarkedDict, MarkedList, plain
 
 # the rule a ${...} that cannot be substituted breaks, by TokenError.code
 _TOKEN_CODES = {"syntax": "spec.constant-syntax", "type": "spec.constant-type",
-                "filter": "spec.constant-filter"}
+                "filter": "spec.constant-filter", "expression": "spec.constant-expression"}
 _BY_NAME = ("constants", "documents", "iterations", "identities")
 # Merge directives of a spec file: they shape the resolved spec but are not part of it.
 _DIRECTIVES = ("extends", "drop_rules", "drop_documents")
@@ -89,7 +89,7 @@ def resolve(spec: SpecFile, library: SpecLibrary) -> ResolvedSpec:
         merged.pop(key, None)
     issues = state.issues
     _check_duplicate_ids(merged.get("rules", []), issues)
-    constants = merged.get("constants", {})
+    constants = _evaluate_constants(merged, issues)
     for key in list(merged):
         if key != "constants":
             merged[key] = _substitute(merged[key], constants, issues)
@@ -377,6 +377,124 @@ def _substitute(value, constants: dict, issues: list, mark=None):
     except TokenError as bad:
         issues.append(SpecIssue(str(bad), mark, _TOKEN_CODES[bad.code]))
     return value
+
+
+# ------------------------------------------------------------------ derived constants
+def _evaluate_constants(merged: dict, issues: list) -> dict:
+    """The merged constants with every ``${...}`` inside them substituted: a derived
+    constant (``"${base.size + 16}"``, ``"${base.size}"``, at any depth) is computed
+    after the extends merge, so a child that overrides ``base`` gets every value
+    computed from it. A value is computed after the values it reads (dependency order); a
+    cycle is ``spec.constant-cycle`` at each constant on it, and a value reading one is left
+    as written (the cycle is its cause). ``merged["constants"]`` becomes the result."""
+    constants = merged.get("constants")
+    if not isinstance(constants, dict):
+        return {} if constants is None else constants
+    working = _copied_tree(constants)
+    derived = dict(_derived_leaves(working, (), merged.key_marks.get("constants")))
+    if not derived:
+        return constants
+    merged["constants"] = working
+    order, failed = _dependency_order(derived, _dependencies(working, derived), issues)
+    for path in order:
+        if path in failed:
+            continue
+        before = len(issues)
+        value = _substitute(_at(working, path), working, issues, derived[path])
+        if len(issues) > before:
+            failed.add(path)
+        else:
+            _set_at(working, path, value)
+    return working
+
+
+def _copied_tree(value):
+    """A copy of the lists and mappings of ``value``, with their marks (leaves shared)."""
+    if isinstance(value, dict):
+        copy = _marked_dict(value)
+        copy.key_marks.update(getattr(value, "key_marks", {}))
+        copy.update((key, _copied_tree(item)) for key, item in value.items())
+        return copy
+    if isinstance(value, list):
+        copy = MarkedList(_copied_tree(item) for item in value)
+        copy.mark = getattr(value, "mark", None)
+        copy.item_marks = list(getattr(value, "item_marks", [copy.mark] * len(value)))
+        return copy
+    return value
+
+
+def _derived_leaves(value, path: tuple, mark):
+    """(path, mark) of every string holding ``${`` below ``value``; a path is member names,
+    a list position as its digits (as a dotted name spells it)."""
+    if isinstance(value, dict):
+        marks = getattr(value, "key_marks", {})
+        for key, item in value.items():
+            yield from _derived_leaves(item, path + (str(key),), marks.get(key, mark))
+    elif isinstance(value, list):
+        marks = getattr(value, "item_marks", [mark] * len(value))
+        for index, (item, item_mark) in enumerate(zip(value, marks)):
+            yield from _derived_leaves(item, path + (str(index),), item_mark)
+    elif isinstance(value, str) and "${" in value:
+        yield path, mark
+
+
+def _dependencies(working: dict, derived: dict) -> dict:
+    """path -> the derived paths its value reads: a read at, inside or through another."""
+    from flarespec.spec.tokens import find_tokens
+
+    below: dict = {}  # a path -> the derived paths at or inside it
+    for path in derived:
+        for length in range(len(path) + 1):
+            below.setdefault(path[:length], []).append(path)
+    depends = {}
+    for path in derived:
+        found: dict = {}
+        for token in find_tokens(_at(working, path)):
+            for name in token.names:
+                read = tuple(name.split("."))
+                found.update(dict.fromkeys(read[:length] for length in range(1, len(read))
+                                           if read[:length] in derived))
+                found.update(dict.fromkeys(below.get(read, ())))
+        depends[path] = list(found)
+    return depends
+
+
+def _dependency_order(derived: dict, depends: dict, issues: list) -> tuple[list, set]:
+    """The derived paths, each after those it reads, and those on a cycle or reading one
+    (not computed): an issue at each path on a cycle, naming the cycle from it."""
+    from graphlib import CycleError, TopologicalSorter
+
+    failed: set = set()
+    while True:
+        graph = {path: [d for d in reads if d not in failed]
+                 for path, reads in depends.items() if path not in failed}
+        try:
+            order = list(TopologicalSorter(graph).static_order())
+        except CycleError as cycle:
+            ring = cycle.args[1][::-1][:-1]  # each path reads the next; the first closes it
+            for at, path in enumerate(ring):
+                shown = " -> ".join(".".join(p) for p in ring[at:] + ring[:at + 1])
+                issues.append(SpecIssue(
+                    f"constant {'.'.join(path)} is computed from itself: {shown} (a derived "
+                    f"constant may read only values that do not read it)", derived[path],
+                    "spec.constant-cycle"))
+            failed.update(ring)
+            continue
+        for path in order:   # dependencies first: a failure reaches every reader
+            if any(d in failed for d in depends[path]):
+                failed.add(path)
+        return [path for path in order if path not in failed], failed
+
+
+def _at(tree, path: tuple):
+    for part in path:
+        tree = tree[int(part)] if isinstance(tree, list) else tree[part]
+    return tree
+
+
+def _set_at(tree, path: tuple, value) -> None:
+    holder = _at(tree, path[:-1])
+    holder[int(path[-1]) if isinstance(holder, list) else path[-1]] = value
 
 
 # ------------------------------------------------------------------ dropped documents
