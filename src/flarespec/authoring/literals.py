@@ -5,8 +5,12 @@ instead of writing ``${name}`` keeps checking the old value, silently. This find
 spec file itself (not its parents, which are linted on their own), every literal of a
 rule, document, iteration, identity, metric or pair entry that equals a constant's value,
 and every path spelled from a constant holding a dotted key (``/a/b`` or ``$.a.b`` for
-``a.b``), and says which ``${...}`` to write instead. These are warnings: two values may
-be equal by coincidence.
+``a.b``), and says which ``${...}`` to write instead. Keys too, where a key is a name of
+data: a shape member, an ``includes`` member or an identity's field named
+as a constant's text, and a shape member standing at the member path a dotted-key constant
+names (``analysis: {members: {rate: ...}}`` for ``key: analysis.rate``: write
+``${field.key}:`` beside ``analysis``). These are warnings: two values may be equal by
+coincidence.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ def literal_constant_warnings(spec: SpecFile | ResolvedSpec) -> list[SpecIssue]:
     for section in _SECTIONS:
         if section in data:
             _walk(data[section], data.key_marks.get(section), index, found)
+    _key_warnings(data, index, found)
     return found
 
 
@@ -56,11 +61,19 @@ class _ConstantIndex:
         self.by_value: dict[str, list[str]] = {}
         self.paths: list[tuple[re.Pattern, str]] = []
         self.formats: list[tuple[str, str]] = []  # (shape "r{}.{}", "${name}")
+        # a name for a key: text of a constant that is no list position (a key names a
+        # member; `${kinds.0}` names a position, which a key never means)
+        self.names: dict[str, list[str]] = {}
+        self.member_paths: list[tuple[tuple[str, ...], str]] = []  # (("a", "b"), name)
         self._add(constants, "")
 
     def _add(self, value, name: str) -> None:
         if name and _worth_matching(value):
             self.by_value.setdefault(_key(value), []).append(name)
+        if name and isinstance(value, str) and _worth_matching(value) and not _indexed(name):
+            self.names.setdefault(value, []).append(name)
+            if "." in value and DOTTED_KEY.fullmatch(value):
+                self.member_paths.append((tuple(value.split(".")), name))
         if isinstance(value, dict):
             for key, item in value.items():
                 self._add(item, f"{name}.{key}" if name else key)
@@ -124,6 +137,91 @@ def _walk(value, mark, index: _ConstantIndex, found: list) -> None:
         marks = getattr(value, "item_marks", [mark] * len(value))
         for item, item_mark in zip(value, marks):
             _walk(item, item_mark, index, found)
+
+
+# ------------------------------------------------------------------ keys naming data
+# Where a key is a name of data, not a word of the spec language: a shape's members, the
+# members an `includes` argument lists, an identity's fields (docs/spec-language.md,
+# constants). Keys elsewhere (a rule's, a kind's, a hook's arguments) are the language's.
+
+def _key_warnings(data: dict, index: _ConstantIndex, found: list) -> None:
+    if not index.names:
+        return
+    for node in (data.get("shapes") or {}).values():
+        _shape_keys(node, (), index, found)
+    for section in ("applies_to", "rules", "metric"):
+        _includes_keys(data.get(section), index, found)
+    for entry in (data.get("identities") or {}).values():
+        _identity_keys(entry, index, found)
+
+
+def _shape_keys(node, trail: tuple, index: _ConstantIndex, found: list) -> None:
+    """The member keys of a shape node, each with the member path from the node a
+    ``members`` chain starts at (``items`` and ``values`` start a new one)."""
+    if not isinstance(node, dict):
+        return
+    for key in ("items", "values"):
+        _shape_keys(node.get(key), (), index, found)
+    members = node.get("members")
+    if not isinstance(members, dict):
+        return
+    for name, child in members.items():
+        if isinstance(name, str) and "${" not in name:
+            at = getattr(members, "key_marks", {}).get(name)
+            # a member at a constant's path is told so; its name alone is then no news
+            if not _member_path(trail + (name,), at, index, found):
+                _named_key(name, at, "member key", index, found)
+        _shape_keys(child, trail + (name,), index, found)
+
+
+def _member_path(path: tuple, at, index: _ConstantIndex, found: list) -> bool:
+    """Warn where the member at ``path`` stands at a dotted-key constant's member path;
+    whether it does."""
+    before = len(found)
+    for steps, name in index.member_paths:
+        if len(path) >= len(steps) and path[-len(steps):] == steps:
+            holder = path[-len(steps)]
+            found.append(SpecIssue(
+                f"member {path[-1]!r} stands at {'.'.join(steps)!r}, the member path of a "
+                f"constant: declare it once as the key ${{{name}}} beside {holder!r} (a "
+                f"${{...}} member key holding a dotted path declares the member there)",
+                at, CODE, WARNING))
+    return len(found) > before
+
+
+def _named_key(key: str, at, what: str, index: _ConstantIndex, found: list) -> None:
+    names = index.names.get(key) if len(key) >= MIN_TEXT else None
+    if names:
+        best = sorted(names, key=lambda n: (len(n), n))
+        found.append(SpecIssue(f"{what} {key!r} equals a constant: write the key as "
+                               f"${{{best[0]}}}", at, CODE, WARNING))
+
+
+def _includes_keys(value, index: _ConstantIndex, found: list) -> None:
+    """The member names of every ``includes`` argument below ``value``."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "includes" and isinstance(item, dict):
+                marks = getattr(item, "key_marks", {})
+                for name in item:
+                    if isinstance(name, str) and "${" not in name:
+                        _named_key(name, marks.get(name), "includes member", index, found)
+            if key not in _PROSE:
+                _includes_keys(item, index, found)
+    elif isinstance(value, list):
+        for item in value:
+            _includes_keys(item, index, found)
+
+
+def _identity_keys(entry, index: _ConstantIndex, found: list) -> None:
+    """The field names of a composite identity (a mapping of fields, not a reference)."""
+    if not isinstance(entry, dict) or "ref" in entry:
+        return
+    marks = getattr(entry, "key_marks", {})
+    for name, item in entry.items():
+        if isinstance(name, str) and "${" not in name:
+            _named_key(name, marks.get(name), "identity field", index, found)
+        _identity_keys(item, index, found)
 
 
 def _spelled_paths(text: str, mark, index: _ConstantIndex, found: list) -> None:

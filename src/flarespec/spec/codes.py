@@ -39,6 +39,8 @@ CODES: dict[str, str] = {
     "spec.unknown-constant": "${name} names no constant, or a constants path selects nothing",
     "spec.constant-type": "a structure, boolean or null placed inside text",
     "spec.constant-syntax": "a ${ that opens no ${NAME} token",
+    "spec.constant-key-type": "a mapping key ${...} whose constant is not text",
+    "spec.key-collision": "two keys of one mapping (or a member path and a member) equal once constants are substituted",
     "spec.constant-expression": "a ${expression} that cannot be computed (not a number, division by zero)",
     "spec.constant-cycle": "a derived constant computed from itself, directly or through others",
     "spec.constant-restated": "a child's constant writes out what a parent computes (warning)",

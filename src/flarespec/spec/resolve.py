@@ -90,6 +90,8 @@ def resolve(spec: SpecFile, library: SpecLibrary) -> ResolvedSpec:
     issues = state.issues
     _check_duplicate_ids(merged.get("rules", []), issues)
     constants = _evaluate_constants(merged, issues)
+    if isinstance(merged.get("shapes"), dict):
+        merged["shapes"] = _member_paths(merged["shapes"], constants, issues)
     for key in list(merged):
         if key != "constants":
             merged[key] = _substitute(merged[key], constants, issues)
@@ -356,7 +358,7 @@ def _substitute(value, constants: dict, issues: list, mark=None):
         result.key_marks = dict(getattr(value, "key_marks", {}))
         for key, item in value.items():
             result[key] = _substitute(item, constants, issues, result.key_marks.get(key, mark))
-        return result
+        return _substituted_keys(result, constants, issues, mark)
     if isinstance(value, list):
         result = MarkedList()
         result.mark = getattr(value, "mark", mark)
@@ -495,6 +497,139 @@ def _at(tree, path: tuple):
 def _set_at(tree, path: tuple, value) -> None:
     holder = _at(tree, path[:-1])
     holder[int(path[-1]) if isinstance(holder, list) else path[-1]] = value
+
+
+# ------------------------------------------------------------------ constants in keys
+def _substituted_keys(mapping: MarkedDict, constants: dict, issues: list, mark=None):
+    """``mapping`` with every key holding ``${...}`` substituted as a value is, its mark
+    kept: a member, field or file name written once, as a constant. A key whose token fails
+    is reported at the key (unknown constant, syntax, filter) and kept as written; a key
+    that becomes anything but text (``spec.constant-key-type``) or the same as another key
+    of the mapping (``spec.key-collision``) is an error at the key too."""
+    if not any(isinstance(key, str) and "${" in key for key in mapping):
+        return mapping
+    result = _marked_dict(mapping)
+    written: dict = {}  # substituted key -> the key as written, for a collision's message
+    for key, item in mapping.items():
+        at = mapping.key_marks.get(key, mark)
+        new = _key_substituted(key, constants, issues, at)
+        if new in result:
+            first = result.key_marks.get(new)
+            issues.append(SpecIssue(
+                f"key {key!r} is {new!r} once constants are substituted, the same as key "
+                f"{written.get(new, new)!r}{f' at {first}' if first else ''}: one mapping "
+                f"holds a name once", at, "spec.key-collision"))
+            continue
+        result[new], result.key_marks[new], written[new] = item, at, key
+    return result
+
+
+def _key_substituted(key: str, constants: dict, issues: list, at):
+    """The key with its ``${...}`` substituted (as a value is, so every constant a value can
+    read a key can too), or the key as written when that fails (reported at ``at``)."""
+    if not isinstance(key, str) or "${" not in key:
+        return key
+    before = len(issues)
+    new = _substitute(key, constants, issues, at)
+    if len(issues) > before:
+        return key
+    if not isinstance(new, str):
+        issues.append(SpecIssue(
+            f"key {key!r} is {json.dumps(plain(new))} once constants are substituted, not "
+            f"text: a key is a name (make the constant a string, or write the token inside "
+            f"text)", at, "spec.constant-key-type"))
+        return key
+    return new
+
+
+def _member_paths(shapes: dict, constants: dict, issues: list) -> MarkedDict:
+    """The shapes with every ``members`` key written as ``${...}`` whose constant is a dotted
+    key (``a.b``) declared at that path: member ``b`` inside the member ``a`` the same
+    ``members`` declares (added to that node's ``members``), so a shape names a member once,
+    by the constant every rule reading it uses. Other ``${...}`` keys are left to
+    ``_substituted_keys``, as everywhere. Copies what it changes: the spec files keep their
+    data."""
+    result = _copied(shapes)
+    for name, node in shapes.items():
+        result[name] = _node_member_paths(node, constants, issues)
+    return result
+
+
+def _node_member_paths(node, constants: dict, issues: list):
+    if not isinstance(node, dict):
+        return node
+    result = _copied(node)
+    for key in ("items", "values"):
+        if key in node:
+            result[key] = _node_member_paths(node[key], constants, issues)
+    members = node.get("members")
+    if not isinstance(members, dict):
+        return result
+    declared, paths = _marked_dict(members), []
+    for key, child in members.items():
+        child, at = _node_member_paths(child, constants, issues), members.key_marks.get(key)
+        dotted = _dotted_member(key, constants, at)
+        if dotted is None:
+            declared[key], declared.key_marks[key] = child, at
+        else:
+            paths.append((key, dotted.split("."), child, at))
+    for key, steps, child, at in paths:
+        _declare_at(declared, key, steps, child, at, issues)
+    result["members"] = declared
+    return result
+
+
+def _dotted_member(key, constants: dict, at) -> str | None:
+    """The dotted key (``a.b``, at least one dot) a ``${...}`` member key substitutes to, or
+    None (no token, not a dotted key, or a token that fails: ``_substituted_keys`` then
+    reports it where it stands)."""
+    if not isinstance(key, str) or "${" not in key:
+        return None
+    from flarespec.spec.tokens import DOTTED_KEY
+
+    scratch: list = []
+    value = _substitute(key, constants, scratch, at)
+    if scratch or not isinstance(value, str) or "." not in value or \
+            not DOTTED_KEY.fullmatch(value):
+        return None
+    return value
+
+
+def _declare_at(members: MarkedDict, key: str, steps: list, child, at, issues: list) -> None:
+    """Put ``child`` at the member path ``steps`` below ``members``: each step but the last
+    names a member these members declare (a mapping node, or a type or shape name, which
+    becomes that node with members). Every node on the way is a fresh copy
+    (``_node_member_paths``), so it is changed in place."""
+    from flarespec.engine.shapes import TYPE_NAMES
+
+    for depth, step in enumerate(steps[:-1], 1):
+        node = members.get(step)
+        if isinstance(node, str):
+            named, node = node, _marked_dict(members)
+            node.mark = members.key_marks.get(step)
+            word = "type" if named in TYPE_NAMES else "use"
+            node[word], node.key_marks[word] = named, node.mark
+            members[step] = node
+        if not isinstance(node, dict):
+            issues.append(SpecIssue(
+                f"member key {key!r} is the path {'.'.join(steps)!r}, but these members "
+                f"declare no member {'.'.join(steps[:depth])!r} to hold it: declare it (an "
+                f"object) beside the key", at, "spec.document-shape"))
+            return
+        if "members" not in node:
+            node["members"], node.key_marks["members"] = _marked_dict(node), at
+        if not isinstance(node["members"], dict):
+            return  # the shape compiler reports the members that are no mapping
+        members = node["members"]
+    leaf = steps[-1]
+    if leaf in members:
+        first = members.key_marks.get(leaf)
+        issues.append(SpecIssue(
+            f"member key {key!r} is the path {'.'.join(steps)!r}, whose member {leaf!r} is "
+            f"already declared{f' at {first}' if first else ''}: declare it once",
+            at, "spec.key-collision"))
+        return
+    members[leaf], members.key_marks[leaf] = child, at
 
 
 # ------------------------------------------------------------------ dropped documents
