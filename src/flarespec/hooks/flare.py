@@ -19,6 +19,11 @@ from flarespec.engine.paths import child_location
 from flarespec.engine.values import member_at
 
 
+# the snapshot an argument holds, in words ("the snapshot snapshot" was the conservation's)
+_SNAPSHOT_WORDS = {"snapshot": "the snapshot",
+                   "previous_after": "the previous group's after snapshot"}
+
+
 def _sample(values, name: str, source: str) -> tuple[int | None, Failure | None]:
     """The single unlabelled value of ``name`` in a loaded snapshot's ``unlabelled`` map
     (the argument ``source``), as an exact int; or, failing closed, the Failure saying what
@@ -28,23 +33,24 @@ def _sample(values, name: str, source: str) -> tuple[int | None, Failure | None]
     the arithmetic on them is exact at any size; a float here is NaN or ±Inf (or came from
     some other loader) and is used only when integral, converted exactly."""
     location = child_location("$", name)
+    snapshot = _SNAPSHOT_WORDS.get(source, f"the {source} snapshot")
     if not isinstance(values, dict):
         return None, Failure(f"{name}: the {source} argument is {type(values).__name__}, not a "
                              "snapshot's map of unlabelled samples", "unlabelled samples",
                              type(values).__name__, source=source)
     found = values.get(name)
     if not isinstance(found, list) or not found:
-        return None, Failure(f"{name}: no unlabelled sample in the {source} snapshot",
+        return None, Failure(f"{name}: no unlabelled sample in {snapshot}",
                              "one unlabelled sample", "missing", location=location, source=source)
     if len(found) != 1:
-        return None, Failure(f"{name}: {len(found)} unlabelled samples in the {source} snapshot, "
+        return None, Failure(f"{name}: {len(found)} unlabelled samples in {snapshot}, "
                              "expected exactly one", "one unlabelled sample",
                              f"{len(found)} samples", location=location, source=source)
     value = found[0]
     if isinstance(value, float) and value.is_integer():
         value = int(value)  # exact: a float that is an integer converts without rounding
     if isinstance(value, bool) or not isinstance(value, int):
-        return None, Failure(f"{name} is {value}, not a finite integer, in the {source} snapshot",
+        return None, Failure(f"{name} is {value}, not a finite integer, in {snapshot}",
                              "finite integer", value, location=f"{location}[0]", source=source)
     return value, None
 
