@@ -1,7 +1,8 @@
 """The junit format: JUnit XML, as CI systems read test reports (docs/output.md, "junit").
 
 One ``testsuite`` per section (named by its heading, else the command), one ``testcase``
-per finding, passes included: a finding that fails (level error, kind fail) is a
+per finding, passes included, named by its title and place (a file relative to ``root``,
+as every file of the format): a finding that fails (level error, kind fail) is a
 ``failure``, one that does not apply is ``skipped``, any other is a passing case whose
 ``system-out`` says what was found; a case's text holds the finding's details and facts
 in full (a failed spec case: its receipt in short). Built with ElementTree: every text is
@@ -11,6 +12,7 @@ escaped.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 from flarespec.output.model import NOT_APPLICABLE, PASS, Finding, Report, relative_uri
@@ -26,11 +28,20 @@ def _body(finding: Finding) -> str:
                       f"rule {finding.rule}; fingerprint {finding.fingerprint}"])
 
 
-def _case(suite: ET.Element, classname: str, finding: Finding, root: Path | None) -> None:
-    place = where(finding)
+def _name(finding: Finding, root: Path | None) -> str:
+    """The test case's name: its title (else its rule) and where, the file relative to
+    ``root`` as in the ``file`` attribute (never absolute), the location left out when the
+    title already says it (``case x``)."""
     name = finding.title or finding.rule
-    attributes = {"classname": classname,
-                  "name": f"{name} at {place}" if place and place not in name else name}
+    location = finding.location
+    if location and location.split(" ", 1)[-1] in name:
+        location = None
+    shown = where(replace(finding, shown_file=finding.place_under(root), location=location))
+    return f"{name} at {shown}" if shown and shown not in name else name
+
+
+def _case(suite: ET.Element, classname: str, finding: Finding, root: Path | None) -> None:
+    attributes = {"classname": classname, "name": _name(finding, root)}
     if finding.file:
         attributes["file"] = relative_uri(finding.file, root)
         if finding.line:

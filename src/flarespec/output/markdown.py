@@ -10,12 +10,11 @@ output/visible.py); the short form shows ``limit`` findings and counts the rest.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import replace
 from pathlib import Path
 
-from flarespec.output.model import ABSENT, FAIL, Finding, Report, Section, Table, relative_uri
+from flarespec.output.model import ABSENT, FAIL, Finding, Report, Section, Table
 from flarespec.output.text import not_shown, short, where
 from flarespec.output.visible import visible_report
 
@@ -55,13 +54,10 @@ def _table(table: Table) -> list[str]:
 def _where(finding: Finding, root: Path | None) -> str:
     """``file:line location``: an absolute file relative to ``root``, the location left
     out when the message begins with it."""
-    place = finding.place
-    if place and os.path.isabs(place):
-        place = relative_uri(place, root)
     location = finding.location
     if location and finding.message.startswith(location):
         location = None
-    return where(replace(finding, shown_file=place, location=location))
+    return where(replace(finding, shown_file=finding.place_under(root), location=location))
 
 
 def _section(section: Section, verbose: bool, root: Path | None) -> list[str]:

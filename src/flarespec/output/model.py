@@ -85,6 +85,12 @@ class Finding:
     def place(self) -> str | None:
         return self.shown_file or self.file
 
+    def place_under(self, root: Path | None = None) -> str | None:
+        """The place, an absolute one relative to ``root`` (``relative_uri``): what the
+        formats that never write an absolute path show."""
+        place = self.place
+        return relative_uri(place, root) if place and os.path.isabs(place) else place
+
     @property
     def fingerprint(self) -> str:
         """Stable across identical runs and across line moves: the rule, the file as
