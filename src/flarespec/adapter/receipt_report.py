@@ -1,13 +1,17 @@
 """A receipt as the one result model: the only reader of a receipt's members.
 
-``measure``/``validate-pair`` render their stderr summary from it, ``check`` its report (one
-section per entry, in argument order, then the entry's violations by rule), ``flarespec report``
-renders a stored receipt in any format, and ``demo`` says what happened with it. Each
-violation (and warning) is a finding at its file, made openable by joining the packet's
-root (the directory of the packet record's ``entry``) with the receipt's root-relative
-``file``; a violation of no single file (every ``pair`` one) is placed at the measured
-packet's entry file. Rules are described from the specs the receipt names when they can
-be opened (bundled ids), else from their first message.
+``measure``/``validate-pair`` render their stderr summary from it, ``check`` its report
+(one section per entry, in argument order, then the entry's violations by cause and by
+rule), ``flarespec report`` renders a stored receipt in any format, and ``demo`` says what
+happened with it. Each violation (and warning) is a finding at its file, made openable by
+joining the packet's root (the directory of the packet record's ``entry``) with the
+receipt's root-relative ``file``; a violation of no single file (every ``pair`` one) is
+placed at the measured packet's entry file. Violations that share a cause
+(adapter/causes.py: one missing place, one missing array element) are shown in one section
+headed by it, before the others by rule; a violation whose expected value came from another
+file its message does not name says what each file holds. Rules are described from the
+specs the receipt names when they can be opened (bundled ids), else from their first
+message.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from flarespec.adapter.causes import causes
 from flarespec.loaders.locations import location_of
 from flarespec.output.model import ABSENT, ERROR, NOTE, PASS, WARNING, Finding, Report, \
     Rule, Section
@@ -224,7 +229,7 @@ def metric_sentence(view: ReceiptView, role: str) -> str:
     return f"{metric.get('key')} = {metric.get('value')} {metric.get('unit', '')}".rstrip()
 
 
-def _finding(view: ReceiptView, entry: dict) -> Finding:
+def _finding(view: ReceiptView, entry: dict, cause: str | None = None) -> Finding:
     root = view.root(entry.get("packet"))
     shown = entry.get("file")
     file = os.path.join(root, shown) if shown and root else None
@@ -237,16 +242,35 @@ def _finding(view: ReceiptView, entry: dict) -> Finding:
     if entry.get("binding"):
         facts.append(("in", str(entry["binding"])))
     return Finding(
-        rule=entry["rule"], message=entry["message"],
+        rule=entry["rule"], message=_message(entry),
         level=ERROR if entry.get("severity", "error") == "error" else WARNING,
         file=file, shown_file=shown, line=entry.get("line"), location=entry.get("location"),
         expected=entry.get("expected", ABSENT), actual=entry.get("actual", ABSENT),
-        facts=tuple(facts), title=f"[{entry.get('packet')}] {entry['rule']}",
+        facts=tuple(facts), title=f"[{entry.get('packet')}] {entry['rule']}", cause=cause,
         key=(entry.get("packet"), entry["rule"], shown, entry.get("location"),
              entry.get("binding"), entry["message"]))
 
 
-def _sections(view: ReceiptView, entries: list[dict], warnings: bool) -> list[Section]:
+def _message(entry: dict) -> str:
+    """The violation's message; when its expected value was read from another file that
+    the message does not name (one copy compared with another), what each file holds, so
+    that both files are named in every form (the receipt keeps the message as it is):
+    ``…: run/b.json has 200, run/a.json $.status (line 3) has 201``."""
+    from flarespec.output.text import short
+
+    message, source, own = entry["message"], entry.get("expected_from"), entry.get("file")
+    other = source.get("file") if isinstance(source, dict) else None
+    if not other or other == own or other in message:
+        return message
+    where = " ".join(str(part) for part in (other, source.get("location")) if part)
+    where += f" (line {source['line']})" if source.get("line") else ""
+    if own and "expected" in entry and "actual" in entry:
+        return (f"{message}: {own} has {short(entry['actual'])}, "
+                f"{where} has {short(entry['expected'])}")
+    return f"{message} (the expected value is read from {where})"
+
+
+def _sections(view: ReceiptView, entries: list[dict]) -> list[Section]:
     by_rule: dict[tuple, list[dict]] = defaultdict(list)
     for entry in entries:
         by_rule[(entry.get("packet"), entry["rule"])].append(entry)
@@ -254,12 +278,41 @@ def _sections(view: ReceiptView, entries: list[dict], warnings: bool) -> list[Se
     sections = []
     for (packet, rule), found in by_rule.items():
         row = cut.get((packet, rule))
-        notes = [f"… {row['total'] - row['kept']} more not kept (rule {rule}: total "
-                 f"{row['total']})"] if row and not warnings else []
         sections.append(Section(f"[{packet}] {rule} ({row['total'] if row else len(found)})",
-                                [_finding(view, entry) for entry in found], notes, rule=rule,
-                                limit=MAX_PER_RULE, more=" (see the receipt)"))
+                                [_finding(view, entry) for entry in found], _not_kept(row),
+                                rule=rule, limit=MAX_PER_RULE, more=" (see the receipt)"))
     return sections
+
+
+def _not_kept(row: dict | None) -> list[str]:
+    return [f"… {row['total'] - row['kept']} more not kept (rule {row['rule']}: total "
+            f"{row['total']})"] if row else []
+
+
+def _grouped(view: ReceiptView, violations: list[dict], warnings: list[dict]
+             ) -> tuple[list[Section], list[dict]]:
+    """The sections of violations that share a cause (adapter/causes.py: one section per
+    cause, headed by its summary, warnings at its place with it), then the other violations
+    by rule; and the warnings no cause took. A rule whose kept violations all went under
+    causes has its not-kept note in its first cause's section."""
+    entries = violations + warnings
+    sections, taken, grouped = [], set(), []
+    for cause in causes(entries):
+        members = [entries[i] for i in cause.members]
+        taken.update(cause.members)
+        grouped.append(members)
+        sections.append(Section(f"[{members[0].get('packet')}] cause: {cause.summary}",
+                                [_finding(view, entry, cause.summary) for entry in members],
+                                limit=MAX_PER_RULE, more=" (see the receipt)"))
+    rest = [entry for i, entry in enumerate(violations) if i not in taken]
+    noted = {(entry.get("packet"), entry["rule"]) for entry in rest}  # noted by their section
+    for section, members in zip(sections, grouped):
+        for rule in dict.fromkeys((entry.get("packet"), entry["rule"]) for entry in members):
+            if rule not in noted and (row := view.truncated.get(rule)):
+                section.notes += _not_kept(row)
+                noted.add(rule)
+    left = [entry for i, entry in enumerate(warnings, len(violations)) if i not in taken]
+    return sections + _sections(view, rest), left
 
 
 def _passes(view: ReceiptView) -> Section:
@@ -275,11 +328,11 @@ def _plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else many or word + 's'}"
 
 
-def _entry_sections(view: ReceiptView) -> list[Section]:
+def _entry_sections(view: ReceiptView) -> tuple[list[Section], list[dict]]:
     """A ``check``: per entry, in argument order, a section saying its verdict (its pass
     counted by the formats that list passes, its metric if any), then its violations by
-    rule."""
-    sections = []
+    cause and rule; and the warnings no cause took."""
+    sections, left = [], []
     for role in view.roles:
         record = view.packet(role)
         spec = record.get("spec")
@@ -296,8 +349,11 @@ def _entry_sections(view: ReceiptView) -> list[Section]:
             if record.get("valid") else []
         notes = [f"{metric_sentence(view, role)}"] if view.metric(role) else []
         sections.append(Section(heading, passes, notes))
-        sections += _sections(view, own, warnings=False)
-    return sections
+        grouped, warnings = _grouped(view, own, [entry for entry in view.warnings
+                                                 if entry.get("packet") == role])
+        sections += grouped
+        left += warnings
+    return sections, left
 
 
 def _shown_path(entry: str | None) -> str:
@@ -338,19 +394,24 @@ def _title(view: ReceiptView) -> str:
 
 def receipt_report(view: ReceiptView, output: str | Path | None = None, *,
                    rules: dict[str, Rule] | None = None) -> Report:
-    """The receipt as a report: its violations by packet and rule, its warnings under
-    ``warnings: N``, the metrics of a passing pair, the receipt's path as the footer."""
+    """The receipt as a report: its violations by cause (adapter/causes.py), the others
+    by packet and rule, its other warnings under ``warnings: N``, the metrics of a passing
+    pair, the receipt's path as the footer."""
     if view.command == CHECK:
-        sections = _entry_sections(view)
+        sections, warnings = _entry_sections(view)
     else:
         sections = [_passes(view)] if view.passed else []
         if view.passed and view.command == "validate-pair":
             sections[0].notes = [f"{role}: {metric_sentence(view, role)}" for role in view.roles]
-        sections += _sections(view, view.violations, warnings=False)
-    if view.warnings:
-        sections.append(Section(f"warnings: {len(view.warnings)}", [], limit=0,
-                                more=" (see the receipt, or --verbose)"))
-        sections[-1].findings = [_finding(view, entry) for entry in view.warnings]
+        grouped, warnings = _grouped(view, view.violations, view.warnings)
+        sections += grouped
+    if warnings:
+        elsewhere = len(view.warnings) - len(warnings)
+        sections.append(Section(
+            f"warnings: {len(warnings)}" + (f" (and {elsewhere} under a cause above)"
+                                            if elsewhere else ""),
+            [_finding(view, entry) for entry in warnings], limit=MAX_PER_RULE,
+            more=" (see the receipt)"))
     footer = [f"receipt: {output}"] if output is not None else []
     return Report(view.command, _title(view), view.passed, sections, footer,
                   rules=rules if rules is not None else spec_rules(view.spec_ids),

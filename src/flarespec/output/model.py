@@ -61,6 +61,7 @@ class Finding:
     details: tuple[str, ...] = ()  # further lines, shown by every format for people
     facts: tuple[tuple[str, str], ...] = ()  # (name, value) shown in full (verbose) forms
     key: tuple | str = ()          # what makes it the same finding in another run
+    cause: str | None = None       # the one-line cause it is shown under, when several share it
 
     def __post_init__(self):
         if self.level not in LEVELS:
@@ -119,6 +120,8 @@ class Finding:
             entry["details"] = list(self.details)
         if self.facts:
             entry["facts"] = dict(self.facts)
+        if self.cause:
+            entry["cause"] = self.cause
         entry["fingerprint"] = self.fingerprint
         return entry
 

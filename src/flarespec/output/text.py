@@ -3,8 +3,9 @@
 The title line; per section its heading (indented two spaces), then one line per finding
 (six; a section without a heading lists them from the line's start, compiler-style, as
 editors' problem matchers read ``file:line:column: message``): its place (``file:line location``), its message and, unless the message quotes
-them, expected and actual cut to 80 characters (two mappings show only the members that
-differ); then its details (ten). Passes are counted by the title, not listed. The short
+them, expected and actual cut to 80 characters, their length said (a value a producer
+shortened before, a receipt's, says the size the producer said of the whole value; two
+mappings show only the members that differ); then its details (ten). Passes are counted by the title, not listed. The short
 form shows ``limit`` findings of a section and counts the rest; ``verbose`` shows every
 finding, expected and actual in full, and its facts. A finding with a ``tag`` (a
 listing's class word: ``spec diff``'s classes, ``spec test``'s FAIL) is written
@@ -115,25 +116,36 @@ def _text(value) -> str:
         else _value(value)
 
 
+def _measured(value) -> tuple[str, str, bool]:
+    """A value's text, the size to say when it is cut, and whether a producer cut it
+    already: a value shortened before (a receipt's ``"abc… (214 chars)"``) says its whole
+    value's size, not the length of what is left of it."""
+    text = _text(value)
+    found = _SHORTENED.search(text) if isinstance(value, str) else None
+    if found is not None:
+        return text[:found.start()], found.group(0)[2:], True
+    return text, f"({len(text)} characters)", False
+
+
 def short(value, limit: int = SHORT_VALUE) -> str:
     """A value as JSON text, cut to ``limit`` characters (its length said) when longer."""
-    text = _text(value)
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+    text, size, cut = _measured(value)
+    return text if len(text) <= limit and not cut else f"{text[:limit]}… {size}"
 
 
 def short_pair(expected, actual, limit: int = SHORT_VALUE) -> tuple[str, str]:
     """Both values cut to ``limit`` characters; long ones that begin alike are shown from
     a little before where they first differ, so the cut keeps the difference."""
-    one, two = _text(expected), _text(actual)
-    if max(len(one), len(two)) <= limit:
+    (one, one_size, one_cut), (two, two_size, two_cut) = _measured(expected), _measured(actual)
+    if max(len(one), len(two)) <= limit and not (one_cut or two_cut):
         return one, two
     same = next((i for i, (a, b) in enumerate(zip(one, two)) if a != b), min(len(one), len(two)))
     start = same - 20 if same > 40 else 0
 
-    def cut(text: str) -> str:
-        shown = ("…" if start else "") + text[start:start + limit]
-        return shown + (f"… ({len(text)} characters)" if start + limit < len(text) else "")
-    return cut(one), cut(two)
+    def shown(text: str, size: str, cut: bool) -> str:
+        part = ("…" if start else "") + text[start:start + limit]
+        return part + (f"… {size}" if start + limit < len(text) or cut else "")
+    return shown(one, one_size, one_cut), shown(two, two_size, two_cut)
 
 
 def _shown(value) -> str:

@@ -84,7 +84,7 @@ def _finding(finding: Finding) -> Finding:
         finding, rule=visible(finding.rule), message=visible(finding.message),
         file=_optional(finding.file), location=_optional(finding.location),
         shown_file=_optional(finding.shown_file), title=_optional(finding.title),
-        tag=_optional(finding.tag),
+        tag=_optional(finding.tag), cause=_optional(finding.cause),
         details=tuple(visible_lines(detail) for detail in finding.details),
         facts=tuple((visible(name), visible_lines(value)) for name, value in finding.facts),
         key=finding.key or finding.fingerprint)  # a key is hashed as given, not the fields
