@@ -59,3 +59,13 @@ def test_the_childs_pair_has_the_new_name_and_measures(child, tmp_path):
     assert outcome.exit_code == 0, outcome.output[-2000:]
     receipt = json.loads((tmp_path / "receipt.json").read_text())
     assert receipt["status"] == "pass" and receipt["violations"] == []
+
+
+def test_a_rename_into_an_undeclared_member_is_told_at_the_childs_line(child, tmp_path):
+    path, _ = child
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text(path.read_text().replace(NEW_KEY, "stats.rate"))
+    result = lint_one(str(wrong))
+    assert [(issue.code, issue.mark.file) for issue in result.errors] == \
+        [("spec.document-shape", str(wrong))]
+    assert "declare no member 'stats'" in result.errors[0].message
