@@ -27,6 +27,7 @@ def revision_branch(repo: Path, drop_rules: tuple[str, ...]) -> Path:
 
     from click.testing import CliRunner
 
+    from flarespec.authoring.scaffold import DRAFT_LINES
     from flarespec.cli import main
 
     (repo / "specs" / "flare").mkdir(parents=True)
@@ -42,7 +43,8 @@ def revision_branch(repo: Path, drop_rules: tuple[str, ...]) -> Path:
     scaffolded = CliRunner().invoke(main, ["spec", "new", "--from", "flare/bce032c0",
                                            "--revision", NEW_REVISION, "--out", str(child)])
     assert scaffolded.exit_code == 0, scaffolded.output
-    child.write_text(child.read_text() + f"drop_rules: [{', '.join(drop_rules)}]\n")
+    released = child.read_text().replace("\n".join(DRAFT_LINES) + "\n", "")  # as a release PR
+    child.write_text(released + f"drop_rules: [{', '.join(drop_rules)}]\n")
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "flare c0ffee15")
     return child

@@ -117,6 +117,9 @@ def test_a_draft_is_never_chosen_nor_written_by_default(tmp_path, specs_dir):
     result, receipt = measure(tmp_path / "d", drafted)
     assert result.exit_code == 2
     assert [v["rule"] for v in receipt["violations"]] == ["spec.unsupported"]
+    # ... and the refusal names the draft that would apply (issue 25)
+    assert "spec flare/c0ffee15 would apply but is a draft: name it with --spec flare/c0ffee15" \
+        in receipt["violations"][0]["message"]
     # named explicitly, the draft is used
     named = run("measure", "--spec", specs_dir / "flare" / "c0ffee15.yaml", "--packet", drafted,
                 "--peer", drafted, "--output", tmp_path / "named.json")
@@ -124,3 +127,26 @@ def test_a_draft_is_never_chosen_nor_written_by_default(tmp_path, specs_dir):
     listed = run("spec", "list")
     assert "flare/c0ffee15" in listed.output and "(draft" in listed.output
     assert listed.exit_code == 0
+
+
+def test_a_scaffold_in_specs_is_a_draft_until_released(tmp_path, specs_dir, monkeypatch):
+    """Issue 25: ``spec new`` writes ``draft: true``, so a child scaffolded into specs/ is
+    not live while it is edited (the refusal of its revision's packet names it); with the
+    draft lines removed, as the releasing pull request does, it is selected."""
+    from flarespec.authoring.scaffold import DRAFT_LINES
+
+    child = specs_dir / "flare" / "c0ffee15.yaml"
+    made = run("spec", "new", "--from", "flare/bce032c0", "--revision", OTHER_REVISION,
+               "--out", child)
+    assert made.exit_code == 0, made.output
+    fresh(monkeypatch)
+    drafted = write_packet(tmp_path / "d", "--spec", child)
+    result, receipt = measure(tmp_path / "d", drafted)
+    assert result.exit_code == 2 and [v["rule"] for v in receipt["violations"]] == \
+        ["spec.unsupported"]
+    assert "spec flare/c0ffee15 would apply but is a draft" in receipt["violations"][0]["message"]
+    child.write_text(child.read_text().replace("\n".join(DRAFT_LINES) + "\n", ""))
+    fresh(monkeypatch)
+    result, receipt = measure(tmp_path / "d", drafted)
+    assert result.exit_code == 0, receipt["violations"]
+    assert receipt["packet"]["spec"] == "flare/c0ffee15"

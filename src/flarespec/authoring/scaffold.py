@@ -1,8 +1,10 @@
 """``flarespec spec new``: the first draft of a child spec for a new revision of the input.
 
 A new revision usually starts as "the same contract, pinned to another revision": the
-scaffold is exactly that, so it lints clean as written, and its comments point at what
-usually changes. Everything is derived from the parent, nothing from a particular contract:
+scaffold is exactly that, marked ``draft: true`` (kept out of packet selection until it
+is released; lint's one warning, ``spec.draft``, says so), so it lints without an error
+as written, and its comments point at what usually changes. Everything is derived from
+the parent, nothing from a particular contract:
 
 - ``applies_to`` keeps the parent's ``given``; when the parent's ``equals`` reads a constant
   (``${source.revision}``) the scaffold keeps that reference and restates the whole
@@ -52,6 +54,13 @@ class Pin:
 
 
 SCHEMA_LINE = "# yaml-language-server: $schema="
+# A scaffold is a draft (docs/editing-specs.md, step 1): never selected for a packet, nor
+# the default spec of the writer, until the pull request that releases it removes these lines.
+DRAFT_LINES = (
+    "# A draft while you edit: never chosen for a packet (name it with --spec FILE) nor the",
+    "# default spec of fixture write and demo. Remove these lines when the revision is released.",
+    "draft: true",
+)
 
 
 def schema_reference(out: Path | None) -> str:
@@ -185,6 +194,7 @@ def _render(parent_id: str, header: dict, revision: str, applies_to: dict,
         "#   flarespec spec test THIS_FILE           the inherited cases, built from your constants",
         f"#   flarespec spec diff {parent_id} THIS_FILE   what changed, for the review",
         _dump(header),
+        *DRAFT_LINES,
         "",
         "# Selects this spec for packets of the new revision (must not overlap the parent's).",
         _dump({"applies_to": applies_to}),
