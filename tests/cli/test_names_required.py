@@ -6,6 +6,7 @@ Renaming it in only one of them leaves a hook reading a name nothing requires.""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -38,10 +39,23 @@ def test_the_child_renaming_both_places_is_clean():
     (f"    reused_tokens: {RENAMED}", f"    reused_tokens: {OLD}", OLD),
 ])
 def test_a_name_changed_in_one_place_only_is_an_error(tmp_path, old_line, new_line, read):
+    """One error per name, naming every rule reading it, at the two lines that disagree:
+    the constant entry spelling the name read, and (related) the one spelling the name
+    required, both in the child (what changed), not in the installed parent."""
     errors = lint_variant(tmp_path, old_line, new_line)
-    assert {issue.code for issue in errors} == {"spec.name-not-required"}
-    assert {issue.message.split("'")[1] for issue in errors} == HOOK_RULES
-    assert all(f"'{read}' is read from snapshot:$.unlabelled, but no rule or shape of the "
-               f"spec requires it there" in issue.message for issue in errors)
-    # pointed at the child's constants (what changed), not into the installed parent
-    assert {issue.mark.file for issue in errors} == {str(tmp_path / "child.yaml")}
+    [error] = errors
+    assert error.code == "spec.name-not-required"
+    assert error.message.startswith(f"'{read}' is read from snapshot:$.unlabelled by rules ")
+    assert set(re.findall(r"'(snapshot\.[a-z.-]+)' \(counters?\)", error.message)) == HOOK_RULES
+    assert "but no rule or shape of the spec requires it there" in error.message
+    lines = (tmp_path / "child.yaml").read_text().splitlines()
+    [(counter_line, counter)] = [(n, text) for n, text in enumerate(lines, 1)
+                                 if text.startswith("    reused_tokens: ")]
+    [(metric_line, metric)] = [(n, text) for n, text in enumerate(lines, 1)
+                               if "type: counter" in text and "reused_total" in text]
+    assert (error.mark.file, error.mark.line) == (str(tmp_path / "child.yaml"), counter_line)
+    assert read in counter
+    [related] = error.related
+    assert (related.file, related.line) == (str(tmp_path / "child.yaml"), metric_line)
+    assert f"did you mean {metric.split('name: ')[1].split(',')[0]!r} (at {related})?" \
+        in error.message

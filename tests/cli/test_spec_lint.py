@@ -134,7 +134,7 @@ def test_hook_arguments_are_checked_against_the_hooks_schema(tmp_path, value, pr
             args:
               before: {ref: "snapshot:$.unlabelled", at: {phase: 0}}
               after: {ref: "snapshot:$.unlabelled", at: {phase: 1}}
-              counter: completed_total
+              counter: "${counters.completed}"
               requests: {ref: "group:$.requests"}
         """) + args)
     [result] = lint([str(path)])
@@ -287,12 +287,17 @@ def test_show_says_where_each_rule_runs(tmp_path):
 
 
 def test_a_dropped_document_is_reported_once_per_reading_place_naming_the_drop(tmp_path):
+    """At the child's drop (the edit that caused them), each naming the parent's place."""
     path = write(tmp_path, HEAD + PINNED % "next" + "drop_documents: [corpus]\n")
     [result] = lint([str(path)])
     assert {issue.code for issue in result.issues} == {"spec.dropped-document"}
-    places = [(i.mark.line, i.mark.column) for i in result.issues]
+    assert {(i.mark.file, i.mark.line, i.mark.column) for i in result.issues} == \
+        {(str(path), 6, 18)}
+    places = [i.related for i in result.issues]
     assert len(places) == len(set(places)) > 1  # compiler repeats are folded into them
-    assert all(f"which flare/next drops (at {path}:6:18)" in i.message for i in result.issues)
+    assert all(f"which flare/next drops (read at {i.related[0]})" in i.message
+               or f"which flare/next drops: " in i.message for i in result.issues)
+    assert all(Path(i.related[0].file).name == "bce032c0.yaml" for i in result.issues)
     assert any(i.message.startswith("rule 'corpus.name' reads document 'corpus'")
                for i in result.issues)
 

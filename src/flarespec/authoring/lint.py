@@ -1,15 +1,22 @@
 """``spec lint``: every issue of a spec file at once, errors and warnings.
 
 Loading a spec stops at the first step that fails (a shape error means the compiler cannot
-trust the data). Lint goes further: it reads the file leniently, still resolves
-and compiles it when the shape step found problems (reporting what that finds whenever it
-does not trip over the broken shape), then adds what only matters while editing: the places
-that still read a dropped document; placeholders a binding cannot fill (authoring/placeholders.py);
-warnings for a missing ``applies_to``, a child's constant that
+trust the data). Lint goes on after every step: it reads the file leniently (shape errors
+recorded), resolves it leniently (an unknown constant or a bad ``${...}`` recorded, the text
+left as written), compiles it part by part (a document, iteration, rule or section the
+compiler trips over on broken data is left out, and said so unless an earlier error lies in
+it), runs the shape and name checks over what compiled, then adds what only matters while
+editing: the places that still read a dropped document; placeholders a binding cannot fill
+(authoring/placeholders.py); warnings for a missing ``applies_to``, a child's constant that
 writes out what a parent computes (authoring/restated.py) and rule literals that repeat a
-constant; and
-``applies_to`` conditions that overlap another spec of the library (an error naming both
-specs: the selector would refuse every packet both accept).
+constant; and ``applies_to``
+conditions that overlap another spec of the library (an error naming both specs: the
+selector would refuse every packet both accept). A later step's issue that only repeats an
+earlier one (the same line and name) is left out.
+
+Each issue is located in the file that caused it (``blame_overrides``): one that surfaces
+in a parent file because of the linted file's edit (a constant it restates, a document,
+rule or member it drops) is moved to that edit's line, naming where it surfaced.
 """
 
 from __future__ import annotations
@@ -23,17 +30,17 @@ from flarespec.authoring.literals import literal_constant_warnings
 from flarespec.authoring.names_lint import name_issues
 from flarespec.authoring.placeholders import placeholder_issues
 from flarespec.authoring.restated import restated_constant_warnings
-from flarespec.authoring.shape_lint import shape_issues
+from flarespec.authoring.shape_lint import NO_SHAPE, shape_issues
 from flarespec.output.model import NONE, PASS, Finding, Report, Rule, Section
 from flarespec.spec.codes import CODES
 from flarespec.spec import metaschema
-from flarespec.spec.compile import CompiledSpec, compile_spec
+from flarespec.spec.compile import CompiledSpec, Crash, compile_leniently
 from flarespec.spec.entry_name import entry_file_name, names_exclusive
 from flarespec.spec.errors import ERROR, WARNING, SpecInvalid, SpecIssue, did_you_mean
 from flarespec.spec.load import SpecFile, SpecLibrary, bundled_spec_dir, read_spec_bytes
 from flarespec.spec.open import bundled_compiled, bundled_library, is_path, unknown_spec
 from flarespec.spec.resolve import ResolvedSpec, dropped_document_references, resolve
-from flarespec.spec.tokens import find_tokens, lookup_constant
+from flarespec.spec.tokens import Token, TokenError, find_tokens, lookup_constant, value_of
 from flarespec.spec.yamlmarks import (
     Mark, SpecYamlError, load_marked, mark_at, marked_strings, plain)
 
@@ -41,6 +48,7 @@ NO_APPLIES_TO = "spec.no-applies-to"
 APPLIES_TO_OVERLAP = "spec.applies-to-overlap"
 APPLIES_TO_UNDECIDED = "spec.applies-to-undecided"
 DRAFT = "spec.draft"
+STEP_SKIPPED = "spec.lint-step-skipped"
 
 
 @dataclass
@@ -48,7 +56,8 @@ class LintResult:
     ref: str
     spec_id: str | None = None
     issues: list[SpecIssue] = field(default_factory=list)
-    compiled: CompiledSpec | None = None
+    compiled: CompiledSpec | None = None  # when it compiles without an issue
+    resolved: ResolvedSpec | None = None  # when it resolves (perhaps with issues)
 
     @property
     def errors(self) -> list[SpecIssue]:
@@ -83,14 +92,35 @@ def lint_one(ref: str) -> LintResult:
     if resolved is None:
         result.issues = blame_overrides(result.issues, _chain_of(spec_file, library))
         return result
-    dropped = dropped_document_references(resolved)
-    result.issues.extend(dropped)
+    dropped = _step(result, "the dropped-document check", dropped_document_references,
+                    resolved)
     result.issues.extend(resolved.replacement_issues)
-    _compile(resolved, result, _explained_by(dropped, resolved.dropped_documents))
-    result.issues.extend(placeholder_issues(resolved))
-    result.issues.extend(_warnings(resolved))
+    _compile(resolved, result, _explained_by(dropped, resolved))
+    _step(result, "the placeholder check", placeholder_issues, resolved)
+    _step(result, "the warnings", _warnings, resolved)
     result.issues = blame_overrides(result.issues, resolved.chain)
     return result
+
+
+def _step(result: LintResult, what: str, check: Callable, *args) -> list[SpecIssue]:
+    """The issues of one later check, added to ``result``; a check that crashes on data
+    an earlier error broke adds nothing, one that crashes on data no error explains says
+    so (``spec.lint-step-skipped``): never a traceback, never a silent loss."""
+    try:
+        found = list(check(*args))
+    except Exception as error:  # noqa: BLE001 - reported as an issue below
+        _skipped(result, what, error)
+        return []
+    result.issues.extend(found)
+    return found
+
+
+def _skipped(result: LintResult, what: str, error: Exception, mark=None) -> None:
+    if not result.errors:
+        result.issues.append(SpecIssue(
+            f"{what} not run: it failed on this spec ({type(error).__name__}: {error}), and "
+            f"no error explains why: a flarespec bug, please report it with this spec", mark,
+            STEP_SKIPPED))
 
 
 def _read(ref: str, result: LintResult) -> tuple[SpecFile | None, SpecLibrary | None]:
@@ -152,46 +182,124 @@ def _key_suggestion(where: tuple, message: str) -> str:
 
 def _resolve(spec_file: SpecFile, library: SpecLibrary, result: LintResult
              ) -> ResolvedSpec | None:
-    """Resolved, or None; after shape errors, a crash on the broken shape adds nothing."""
+    """Resolved leniently, its issues added to ``result``; None when there is nothing to
+    merge (an unknown or cyclic parent) or resolution crashed on a broken shape."""
     try:
-        return resolve(spec_file, library)
+        resolved = resolve(spec_file, library, lenient=True)
     except SpecInvalid as problem:
         result.issues.extend(problem.issues)
-    except Exception:  # noqa: BLE001 - only reachable after shape errors, reported already
-        if not result.errors:
-            raise
-    return None
+        return None
+    except Exception as error:  # noqa: BLE001 - after shape errors, reported already
+        _skipped(result, "resolution (extends, constants)", error,
+                 getattr(spec_file.data, "mark", None))
+        return None
+    result.issues.extend(resolved.issues)
+    result.resolved = resolved
+    return resolved
 
 
-def _explained_by(dropped: list[SpecIssue], names) -> "Callable[[SpecIssue], bool]":
-    """Whether a compiler issue repeats a dropped-document issue: on the same line, about
-    a dropped name (an unknown target, an unknown document in a kind's list, file metadata
-    of what is no longer a document). The dropped-document issue says more: which drop."""
+# issues of resolution whose text stays unsubstituted: what a later step says of that text
+_TOKEN_ISSUES = frozenset({"spec.unknown-constant", "spec.constant-type",
+                           "spec.constant-filter", "spec.constant-syntax",
+                           "spec.constant-expression"})
+
+
+def _explained_by(dropped: list[SpecIssue], resolved: ResolvedSpec
+                  ) -> Callable[[SpecIssue], bool]:
+    """Whether a later step's issue only repeats an earlier cause, the same line and the
+    same name: a dropped-document issue (an unknown target, an unknown document in a
+    kind's list, file metadata of what is no longer a document: the dropped-document issue
+    says more, which drop), or a ``${...}`` resolution left as written (the path or
+    template that still holds it)."""
+    names = resolved.dropped_documents
     lines = {(i.mark.file, i.mark.line) for i in dropped if i.mark}
     quoted = [f"'{name}'" for name in names] + [f" {name}" for name in names]
+    unresolved = {(i.mark.file, i.mark.line) for i in resolved.issues
+                  if i.mark and i.code in _TOKEN_ISSUES}
+    tokens = {token.text for i in resolved.issues if i.code in _TOKEN_ISSUES
+              for token in find_tokens(i.message)}
 
     def explained(issue: SpecIssue) -> bool:
-        return bool(issue.mark) and (issue.mark.file, issue.mark.line) in lines and (
-            any(q in issue.message for q in quoted)
-            or "exists only for documents" in issue.message)
+        at = (issue.mark.file, issue.mark.line) if issue.mark else None
+        if at in lines and (any(q in issue.message for q in quoted)
+                            or "exists only for documents" in issue.message):
+            return True
+        return (at in unresolved and "${" in issue.message) or \
+            any(token in issue.message for token in tokens)
     return explained
 
 
-def _compile(resolved: ResolvedSpec, result: LintResult, explained=lambda issue: False
-             ) -> None:
+def _compile(resolved: ResolvedSpec, result: LintResult, explained: Callable) -> None:
+    """Compiled part by part, then the shape and name checks over what compiled."""
     try:
-        compiled = compile_spec(resolved)
-    except SpecInvalid as problem:
-        result.issues.extend(i for i in problem.issues if not explained(i))
+        compiled, issues, crashes = compile_leniently(resolved)
+    except Exception as error:  # noqa: BLE001 - reported by _skipped
+        _skipped(result, "compilation", error, getattr(resolved.data, "mark", None))
         return
-    except Exception:  # noqa: BLE001 - only reachable after shape errors, reported already
-        if not result.errors:
-            raise
-        return
+    earlier = [i.mark for i in result.errors if i.mark]
+    result.issues.extend(i for i in issues if not explained(i))
+    result.issues.extend(_crash_issue(crash) for crash in crashes
+                         if not _explained_crash(crash, earlier))
     if not result.errors:
         result.compiled = compiled
-        result.issues.extend(shape_issues(compiled))
-        result.issues.extend(name_issues(compiled))
+    declared_but_failed = _shapes_not_compiled(compiled)
+    _step(result, "the shape check",
+          lambda: [i for i in shape_issues(compiled) if i.code != NO_SHAPE
+                   or i.mark not in declared_but_failed.values()])
+    if not declared_but_failed:  # a name a failed shape requires would seem required nowhere
+        _step(result, "the name check", name_issues, compiled)
+
+
+def _shapes_not_compiled(compiled: CompiledSpec) -> dict:
+    """Documents that declare a shape whose compilation failed (its error is reported):
+    name -> the document's mark."""
+    documents = compiled.resolved.data.get("documents") or {}
+    return {name: getattr(source, "mark", None) for name, source in documents.items()
+            if isinstance(source, dict) and "shape" in source
+            and (name not in compiled.documents or compiled.documents[name].shape is None)}
+
+
+def _crash_issue(crash: Crash) -> SpecIssue:
+    return SpecIssue(
+        f"{crash.what} not compiled: the compiler failed on it ({type(crash.error).__name__}: "
+        f"{crash.error}) and no error explains why, so its own errors are not reported: a "
+        f"flarespec bug, please report it with this spec", _first_mark(crash.source),
+        STEP_SKIPPED)
+
+
+def _explained_crash(crash: Crash, earlier: list[Mark]) -> bool:
+    """An earlier error (a shape error, an unresolved constant) inside the part the
+    compiler failed on explains the failure."""
+    span = _span(crash.source)
+    return span is not None and any(
+        mark.file == span[0] and span[1] <= mark.line <= span[2] for mark in earlier)
+
+
+def _span(node) -> tuple[str, int, int] | None:
+    """(file, first line, last line) of the marks inside a spec node."""
+    marks, stack = [], [node]
+    while stack:
+        value = stack.pop()
+        marks.append(getattr(value, "mark", None))
+        marks.extend(getattr(value, "key_marks", {}).values())
+        marks.extend(getattr(value, "item_marks", None) or ())
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    marks = [m for m in marks if isinstance(m, Mark)]
+    if not marks:
+        return None
+    return marks[0].file, min(m.line for m in marks if m.file == marks[0].file), \
+        max(m.line for m in marks if m.file == marks[0].file)
+
+
+def _first_mark(node) -> Mark | None:
+    """The node's own mark, else the first line of the marks inside it."""
+    if isinstance(getattr(node, "mark", None), Mark):
+        return node.mark
+    span = _span(node)
+    return Mark(span[0], span[1], 1) if span else None
 
 
 def _warnings(resolved: ResolvedSpec) -> list[SpecIssue]:
@@ -216,10 +324,10 @@ def _warnings(resolved: ResolvedSpec) -> list[SpecIssue]:
 
 # ------------------------------------------------------------------------- locations
 
-def _spelled_constants(text: str) -> list[tuple[str, str]]:
-    """(head constant, dotted path below it) of every well-formed ``${name.path|filter}`` of
-    ``text`` (spec/tokens.py, the grammar resolution reads)."""
-    return [(token.head, token.name[len(token.head):]) for token in find_tokens(text)]
+def _spelled_constants(text: str) -> list[Token]:
+    """Every well-formed ``${name.path|filter}`` of ``text`` (spec/tokens.py, the grammar
+    resolution reads); an expression reads several names and stays out."""
+    return [token for token in find_tokens(text) if token.expression is None]
 
 
 
@@ -239,17 +347,24 @@ def _chain_of(spec_file: SpecFile, library: SpecLibrary) -> list[SpecFile]:
 
 
 def blame_overrides(issues: list[SpecIssue], chain: list[SpecFile]) -> list[SpecIssue]:
-    """Issues marked in an ancestor file whose cause is a descendant's constant: each is
-    moved to the override that caused it (the descendant's ``constants`` key, as deep as
-    the override spells the path), and names the place it surfaced at.
+    """Issues marked in an ancestor file whose cause is an edit of a descendant (the linted
+    file, chain[0], or a layer between): each is moved to the edit that caused it and names
+    the place it surfaced at (``read at …``, and in ``related``). An edit is
 
-    A mapping constant restated by a child replaces the parent's whole value (constants
-    merge by top-level name), so a child writing ``prefix: {tokens: 2048}`` makes every
-    ``${prefix.seed_kind}`` of the parent unknown; the parent's file is not where the fix
-    goes. An issue is moved when the place it is marked at reads ``${NAME...}`` (the
-    issue's own ``${...}`` for an unknown constant, else the text at its line and column)
-    and a layer below the marked file restates ``NAME``. An unknown constant is moved only
-    when the marked file's own view of the constants (itself and its ancestors) has it."""
+    * a place the issue itself involves (``SpecIssue.related``) in a descendant: the
+      ``drop_documents`` entry of a dropped document still read, the constant entry that
+      spells a name another constant does not;
+    * a restated constant: the place the issue is marked at reads ``${NAME...}`` (the
+      issue's own ``${...}`` for an unknown constant, else the text at its line and
+      column, else, where that line reads none, a ``${...}`` of the node marked there
+      whose value the message quotes) and a descendant restates ``NAME``. The issue goes to
+      the override, as deep as it spells the path. A mapping constant restated by a child
+      replaces the parent's whole value (constants merge by top-level name), so a child
+      writing ``prefix: {tokens: 2048}`` makes every ``${prefix.seed_kind}`` of the parent
+      unknown: moved only when the marked file's own view of the constants (itself and its
+      ancestors) has it;
+    * a ``drop_rules`` entry naming the rule a ``requires`` names, a ``drop_members`` entry
+      naming the member an undeclared-member or name issue quotes."""
     if len(chain) < 2:
         return issues
     layers = {str(layer.path): index for index, layer in enumerate(chain)}
@@ -261,22 +376,39 @@ def blame_overrides(issues: list[SpecIssue], chain: list[SpecFile]) -> list[Spec
         if blamed is None:
             kept.append(issue)
             continue
-        key = (blamed[0], issue.code, issue.message, blamed[1], issue.severity)
+        message = issue.message.replace(f" (at {blamed[0]})", "")
+        key = (blamed[0], issue.code, message, blamed[1], issue.severity)
         if key not in moved:
             kept.append(key)
             moved[key] = []
-        moved[key].append(str(issue.mark))
+        moved[key].extend(m for m in (issue.mark, *issue.related)
+                          if m != blamed[0] and m not in moved[key])
     return [item if isinstance(item, SpecIssue) else
-            SpecIssue(f"{item[2]} (read at {', '.join(moved[item])}){item[3]}", item[0],
-                      item[1], item[4]) for item in kept]
+            SpecIssue(f"{item[2]} (read at {', '.join(map(str, moved[item]))}){item[3]}",
+                      item[0], item[1], item[4], related=tuple(moved[item])) for item in kept]
 
 
 def _blamed(issue: SpecIssue, chain, layers: dict, sources: dict) -> tuple | None:
-    """(mark of the override, why) when a descendant's constant caused ``issue``."""
+    """(mark of the edit, why) when a descendant's edit caused ``issue``."""
     index = layers.get(str(issue.mark.file)) if issue.mark else None
     if not index:  # not marked in an ancestor
         return None
-    for head, rest in _references_at(issue, sources):
+    below = next((m for m in issue.related if layers.get(str(m.file), index) < index), None)
+    if below is not None:
+        return below, ""
+    return _override_cause(issue, chain, index, sources) or _drop_cause(issue, chain, index)
+
+
+def _override_cause(issue: SpecIssue, chain, index: int, sources: dict) -> tuple | None:
+    """(mark, why) of the descendant's constant override the issue's place reads."""
+    view = _constants_view(chain[:index])
+    candidates = _references_at(issue, sources)
+    quoted = [token for token in candidates if _quoted(issue, token, view)]
+    if not candidates:  # the line reads no ${...}: the node marked there, by what is quoted
+        quoted = [token for token in _references_in_node(chain[index].data, issue.mark)
+                  if _quoted(issue, token, view)]
+    for token in quoted + [token for token in candidates if token not in quoted]:
+        head, rest = token.head, token.name[len(token.head):]
         owner = next((k for k in range(index) if head in _constants(chain[k])), None)
         if owner is None:
             continue
@@ -293,6 +425,93 @@ def _blamed(issue: SpecIssue, chain, layers: dict, sources: dict) -> tuple | Non
                f"; the value comes from this override of {spelled!r}")
         return mark, why
     return None
+
+
+def _constants_view(layers: list[SpecFile]) -> dict:
+    """The constants the descendants' overrides give, by top-level name (nearest first)."""
+    view: dict = {}
+    for layer in reversed(layers):
+        view.update(_constants(layer))
+    return view
+
+
+def _quoted(issue: SpecIssue, token: Token, view: dict) -> bool:
+    """Whether the issue's message quotes the value the descendants give the token (as its
+    filters spell it: ``${a.key|pointer}`` is ``/b/c``); a value shorter than 3 characters
+    is too common to tell."""
+    if token.head not in view:
+        return False
+    try:
+        value = value_of(token, lambda dotted: lookup_constant(view, dotted))
+    except (KeyError, TokenError):
+        return False
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool) \
+        and len(str(value)) >= 3 and str(value) in issue.message
+
+
+def _references_in_node(data, mark: Mark) -> list[Token]:
+    """Every ``${...}`` in the node of ``data`` marked at ``mark`` (a rule, a shape, a
+    document: what an issue marked at a node's opening is about)."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if getattr(value, "mark", None) == mark:
+            return _tokens_in(value)
+        if isinstance(value, dict):
+            marks = getattr(value, "key_marks", {})
+            hit = next((k for k in value if marks.get(k) == mark), None)
+            if hit is not None:
+                return _tokens_in(value[hit])
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            marks = getattr(value, "item_marks", None) or []
+            hit = next((i for i, m in enumerate(marks) if m == mark), None)
+            if hit is not None:
+                return _tokens_in(value[hit])
+            stack.extend(value)
+    return []
+
+
+def _tokens_in(value) -> list[Token]:
+    return [token for text, _ in marked_strings(value) for token in _spelled_constants(text)]
+
+
+def _drop_cause(issue: SpecIssue, chain, index: int) -> tuple | None:
+    """(mark, why) of a descendant's drop_rules or drop_members entry the issue names."""
+    for layer in chain[:index]:
+        if issue.code == "spec.requires-unknown":
+            for name, mark in _entries(layer.data.get("drop_rules")):
+                if issue.message.startswith(f"requires names {name!r}"):
+                    return mark, (f"; {layer.id} drops rule {name!r} here: drop or restate "
+                                  f"the rules that require it")
+        if issue.code in ("spec.undeclared-member", "spec.name-not-required"):
+            for name, mark in _dropped_members(layer.data.get("shapes")):
+                if f"{name!r}" in issue.message:
+                    return mark, (f"; {layer.id} drops member {name!r} here (drop_members): "
+                                  f"keep it, or drop or restate what reads it")
+    return None
+
+
+def _entries(value) -> list[tuple[str, Mark]]:
+    """(name, mark) of each string item of a marked list."""
+    if not isinstance(value, list):
+        return []
+    marks = getattr(value, "item_marks", None) or [None] * len(value)
+    return [(name, mark) for name, mark in zip(value, marks)
+            if isinstance(name, str) and mark is not None]
+
+
+def _dropped_members(shapes) -> list[tuple[str, Mark]]:
+    """Every ``drop_members`` entry anywhere inside a file's ``shapes``."""
+    found, stack = [], [shapes]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            found.extend(_entries(value.get("drop_members")))
+            stack.extend(v for k, v in value.items() if k != "drop_members")
+        elif isinstance(value, list):
+            stack.extend(value)
+    return found
 
 
 def _constants(layer: SpecFile) -> dict:
@@ -327,9 +546,9 @@ def _override_mark(constants: dict, head: str, rest: str):
     return mark, spelled
 
 
-def _references_at(issue: SpecIssue, sources: dict) -> list[tuple[str, str]]:
-    """(head, dotted rest) of the ``${...}`` the issue is about: those its message quotes
-    for a constant's own code, else those written at its line from its column on."""
+def _references_at(issue: SpecIssue, sources: dict) -> list[Token]:
+    """The ``${...}`` the issue is about: those its message quotes for a constant's own
+    code, else those written at its line from its column on."""
     if issue.code in ("spec.unknown-constant", "spec.constant-type", "spec.constant-filter"):
         found = _spelled_constants(issue.message)
         if found:

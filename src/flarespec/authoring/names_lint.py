@@ -14,11 +14,16 @@ be required at that place by the spec itself:
 
 Otherwise the name is ``spec.name-not-required`` (an error): renaming a counter in one
 constant but not in the other used to check nothing (the hook now fails closed at run time,
-so a missed case rejects; lint says it before any packet does).
+so a missed case rejects; lint says it before any packet does). One issue per name and
+place, naming every rule that reads it, at the line that spells the name (a constant's
+entry, else the rule's argument), with the closest required name and where it is spelled
+(``related``): the two lines that disagree (lint's blame_overrides moves the issue to
+the one in the linted file when the other is a parent's).
 """
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Iterator
 
 from flarespec.authoring.shape_lint import reference_steps
@@ -27,18 +32,15 @@ from flarespec.engine.refs import ArgRef, Ref
 from flarespec.engine.values import member_at
 from flarespec.spec.compile import CompiledSpec
 from flarespec.spec.errors import ERROR, SpecIssue
+from flarespec.spec.yamlmarks import marked_strings
 
 NAME_NOT_REQUIRED = "spec.name-not-required"
 
 
 def name_issues(compiled: CompiledSpec) -> list[SpecIssue]:
     data = compiled.resolved.data
-    marks = {rule.get("id"): mark for rule, mark in
-             zip(data.get("rules") or [], getattr(data.get("rules"), "item_marks", []))}
-    own = compiled.resolved.chain[0]
-    # an inherited rule reads what the linted spec's constants changed: point there
-    own_constants = getattr(own.data, "key_marks", {}).get("constants")
-    issues = []
+    sources = {rule.get("id"): rule for rule in data.get("rules") or []}
+    unrequired: dict = {}  # (name, document, steps) -> (required, [(rule id, argument, mark)])
     for rule in compiled.rules:
         hook = HOOKS.get(rule.hook) if rule.hook else None
         if hook is None or not hook.names_in or not isinstance(rule.arg, dict):
@@ -51,20 +53,83 @@ def name_issues(compiled: CompiledSpec) -> list[SpecIssue]:
             required = _required(compiled, *place)
             for name in names:
                 if name not in required:
-                    issues.append(SpecIssue(
-                        f"rule {rule.id!r}: {naming} {name!r} is read from "
-                        f"{place[0]}:{_shown(place[1])}, but no rule or shape of the spec "
-                        f"requires it there (required there: "
-                        f"{', '.join(sorted(required)) or 'nothing'}); a renamed name must "
-                        f"be renamed everywhere", _mark(compiled, rule.id, marks, own,
-                                                        own_constants),
-                        NAME_NOT_REQUIRED, ERROR))
-    return issues
+                    readers = unrequired.setdefault((name, place[0], tuple(place[1])),
+                                                    (required, []))[1]
+                    readers.append((rule.id, naming, _argument_mark(sources.get(rule.id),
+                                                                    naming)))
+    return [_issue(compiled, name, document, list(steps), required, readers)
+            for (name, document, steps), (required, readers) in unrequired.items()]
 
 
-def _mark(compiled: CompiledSpec, rule_id: str, marks: dict, own, own_constants):
-    inherited = compiled.resolved.rule_origin.get(rule_id) not in (None, own.id)
-    return own_constants if inherited and own_constants is not None else marks.get(rule_id)
+def _issue(compiled: CompiledSpec, name: str, document: str, steps: list, required: set,
+           readers: list) -> SpecIssue:
+    data = compiled.resolved.data
+    by = ", ".join(f"{rule_id!r} ({naming})" for rule_id, naming, _ in readers)
+    close = _renamed_from(compiled, name, required) or \
+        difflib.get_close_matches(name, sorted(required), n=1)
+    close_at = _spelled_at(data, close[0]) if close else None
+    meant = f"; did you mean {close[0]!r}{f' (at {close_at})' if close_at else ''}?" \
+        if close else ""
+    return SpecIssue(
+        f"{name!r} is read from {document}:{_shown(steps)} by rule"
+        f"{'s' * (len(readers) != 1)} {by}, but no rule or shape of the spec requires it "
+        f"there (required there: {', '.join(sorted(required)) or 'nothing'}){meant} a "
+        f"renamed name must be renamed everywhere", _spelled_at(data, name) or readers[0][2],
+        NAME_NOT_REQUIRED, ERROR, related=(close_at,) if close_at else ())
+
+
+def _renamed_from(compiled: CompiledSpec, name: str, required: set) -> list[str]:
+    """The required name a spec file of the chain gives the constant entry that spells
+    ``name``: what a child renamed (``counters.completed`` was ``..._completed_total``)."""
+    constants = compiled.resolved.data.get("constants")
+    paths = [path for path, text in _constant_strings(constants) if text == name]
+    for layer in compiled.resolved.chain:
+        for path in paths:
+            value = layer.data.get("constants")
+            for step in path:
+                ok = isinstance(value, dict) and step in value or \
+                    isinstance(value, list) and isinstance(step, int) and step < len(value)
+                value = value[step] if ok else None
+            if isinstance(value, str) and value != name and value in required:
+                return [value]
+    return []
+
+
+def _constant_strings(value) -> Iterator[tuple[tuple, str]]:
+    """(path, string) of every string inside the constants."""
+    stack: list = [((), value)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((path + (key,), item) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((path + (index,), item) for index, item in enumerate(value))
+        elif isinstance(value, str):
+            yield path, value
+
+
+def _argument_mark(source, naming: str):
+    """Where a rule's argument is written (the rule's, without one)."""
+    args = source.get("args") if isinstance(source, dict) else None
+    return getattr(args, "key_marks", {}).get(naming) or getattr(source, "mark", None)
+
+
+def _spelled_at(data, name: str):
+    """Where the spec spells ``name``: a string of its constants, else a member of a shape
+    (the key): each in the file that wrote it."""
+    constants = data.get("constants")
+    for text, mark in marked_strings(constants, getattr(data, "key_marks", {}).get("constants")):
+        if text == name and mark is not None:
+            return mark
+    stack = [data.get("shapes")]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            members = node.get("members")
+            if isinstance(members, dict) and name in members:
+                return getattr(members, "key_marks", {}).get(name)
+            stack.extend(node.values())
+    return None
 
 
 def _shown(steps: list) -> str:

@@ -75,5 +75,6 @@ CODES: dict[str, str] = {
     "spec.document-cycle": "a document read to find or parse itself (by its path, path_from or from)",
     "spec.scaffold": "spec new cannot draft a child of this parent",
     "spec.invalid": "any other problem that makes a spec unusable",
+    "spec.lint-step-skipped": "a lint step that failed on the spec with no error explaining why (lint)",
     "spec.lint": "a spec that lints without errors (a passing check)",
 }

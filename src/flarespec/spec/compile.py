@@ -8,8 +8,9 @@ spec file, line and column of the offending key.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from flarespec.engine.formula import FormulaError, compile_formula
 from flarespec.engine.hooks import HOOKS, argument_problems, discover
@@ -125,7 +126,28 @@ class CompiledSpec:
 
 
 def compile_spec(resolved: ResolvedSpec) -> CompiledSpec:
+    if resolved.issues:  # a lenient resolve's result (lint's) is never run
+        raise SpecInvalid(resolved.issues)
     return _Compiler(resolved).run()
+
+
+@dataclass(frozen=True)
+class Crash:
+    """A part of a spec the compiler could not go through (lint, on data the shape check
+    or resolution refused): what it was, its source node and the exception."""
+    what: str
+    source: Any
+    error: Exception
+
+
+def compile_leniently(resolved: ResolvedSpec) -> tuple[CompiledSpec, list[SpecIssue],
+                                                       list[Crash]]:
+    """``spec lint``: what compiles, every issue found and every part that could not be
+    compiled (a document, an iteration, a rule or a section whose data trips the compiler,
+    each a Crash; the other parts are compiled all the same). The spec is for lint's later
+    checks only: never run it."""
+    compiler = _Compiler(resolved, lenient=True)
+    return compiler.build(), compiler.issues, compiler.crashes
 
 
 def _known_per_packet(value) -> bool:
@@ -170,8 +192,10 @@ def _dotted(constants, prefix: str = "", depth: int = 3) -> list[str]:
 
 
 class _Compiler:
-    def __init__(self, resolved: ResolvedSpec):
+    def __init__(self, resolved: ResolvedSpec, lenient: bool = False):
         self.resolved = resolved
+        self.lenient = lenient
+        self.crashes: list[Crash] = []
         self.data = resolved.data
         self.issues: list[SpecIssue] = []
         self.constants = plain(self.data.get("constants", {}))
@@ -184,6 +208,18 @@ class _Compiler:
         discover()
 
     # ---------------------------------------------------------------- helpers
+    @contextmanager
+    def part(self, what: str, source) -> Iterator[None]:
+        """One document, iteration, rule or section: compiled leniently, a crash on it is
+        recorded and compilation goes on with the next part (loading raises as ever)."""
+        if not self.lenient:
+            yield
+            return
+        try:
+            yield
+        except Exception as error:  # noqa: BLE001 - lint reports it (authoring/lint.py)
+            self.crashes.append(Crash(what, source, error))
+
     def issue(self, message: str, container, key=None, code="spec.invalid") -> None:
         mark = None
         if key is not None:
@@ -420,39 +456,45 @@ class _Compiler:
     # ---------------------------------------------------------------- sections
     def documents(self) -> dict[str, CompiledDocument]:
         compiled = {}
-        entries = [n for n, d in self.document_specs.items() if d.get("entry")]
+        entries = [n for n, d in self.document_specs.items()
+                   if isinstance(d, dict) and d.get("entry")]
         if len(entries) != 1:
             self.issue(f"exactly one document is the entry (entry: true); found {len(entries)}",
                        self.data, "documents", "spec.entry")
         from flarespec.spec.shapes import ShapeCompiler  # not on a cache hit: see above
 
         shapes = ShapeCompiler(self.data.get("shapes", {}), self.issue)
-        shapes.all_named()
+        with self.part("shapes", self.data.get("shapes")):
+            shapes.all_named()
         for name, source in self.document_specs.items():
-            if name in self.iteration_specs or name == CONSTANTS:
-                self.issue(f"document {name!r} has the name of an iteration or of 'constants'",
-                           self.document_specs, name, "spec.name-clash")
-            self.loader(source)
-            self.document_options(source)
-            each = source.get("each")
-            if each and each not in self.iteration_specs:
-                self.issue(f"each names unknown iteration {each!r}"
-                           f"{did_you_mean(each, self.iteration_specs)}", source, "each",
-                           "spec.unknown-iteration")
-            scope = self.chain_of(each)
-            if not (source.get("entry") or "path" in source or "path_from" in source
-                    or FROM in source):
-                self.issue("a document needs path, path_from, from or entry: true", source)
-            path = self.template(source["path"], source, "path", scope) if "path" in source \
-                else None
-            path_from = self.ref(source["path_from"], source, "path_from", scope) \
-                if "path_from" in source else None
-            compiled[name] = CompiledDocument(
-                name, source["loader"], plain(source.get("options", {})),
-                bool(source.get("entry")), path, path_from, each,
-                source.get("rule", f"document.{name}"), source.get("description", ""),
-                self.shape(shapes, name, source), self.from_string(source, scope))
+            with self.part(f"document {name!r}", source):
+                compiled[name] = self.document(shapes, name, source)
         return compiled
+
+    def document(self, shapes: ShapeCompiler, name: str, source) -> CompiledDocument:
+        if name in self.iteration_specs or name == CONSTANTS:
+            self.issue(f"document {name!r} has the name of an iteration or of 'constants'",
+                       self.document_specs, name, "spec.name-clash")
+        self.loader(source)
+        self.document_options(source)
+        each = source.get("each")
+        if each and each not in self.iteration_specs:
+            self.issue(f"each names unknown iteration {each!r}"
+                       f"{did_you_mean(each, self.iteration_specs)}", source, "each",
+                       "spec.unknown-iteration")
+        scope = self.chain_of(each)
+        if not (source.get("entry") or "path" in source or "path_from" in source
+                or FROM in source):
+            self.issue("a document needs path, path_from, from or entry: true", source)
+        path = self.template(source["path"], source, "path", scope) if "path" in source \
+            else None
+        path_from = self.ref(source["path_from"], source, "path_from", scope) \
+            if "path_from" in source else None
+        return CompiledDocument(
+            name, source["loader"], plain(source.get("options", {})),
+            bool(source.get("entry")), path, path_from, each,
+            source.get("rule", f"document.{name}"), source.get("description", ""),
+            self.shape(shapes, name, source), self.from_string(source, scope))
 
     def from_string(self, source, scope: tuple[str, ...]) -> Ref | None:
         """``from``: the reference to the string a document is parsed from; a loader that
@@ -501,55 +543,71 @@ class _Compiler:
     def iterations(self) -> dict[str, CompiledIteration]:
         compiled = {}
         for name, source in self.iteration_specs.items():
-            parent = source.get("parent")
-            if parent and parent not in self.iteration_specs:
-                self.issue(f"parent names unknown iteration {parent!r}"
-                           f"{did_you_mean(parent, self.iteration_specs)}", source, "parent",
-                           "spec.unknown-iteration")
-                continue
-            chain = self.chain_of(name)
-            if chain[0] != name and self.iteration_specs[chain[0]].get("parent"):
-                self.issue(f"iteration {name!r} has a parent cycle", source, "parent")
-                continue
-            over = self.ref(source["over"], source, "over", chain[:-1])
-            label = self.template(source["label"], source, "label", chain) \
-                if "label" in source else None
-            if over:
-                compiled[name] = CompiledIteration(name, over, parent, label, chain)
-        for name, problem in binding_problems(compiled, self.constants).items():
-            self.issue(problem, self.iteration_specs[name], "over", "spec.too-many-bindings")
+            with self.part(f"iteration {name!r}", source):
+                iteration = self.iteration(name, source)
+                if iteration is not None:
+                    compiled[name] = iteration
+        with self.part("bindings", self.iteration_specs):
+            for name, problem in binding_problems(compiled, self.constants).items():
+                self.issue(problem, self.iteration_specs[name], "over",
+                           "spec.too-many-bindings")
         return compiled
+
+    def iteration(self, name: str, source) -> CompiledIteration | None:
+        parent = source.get("parent")
+        if parent and parent not in self.iteration_specs:
+            self.issue(f"parent names unknown iteration {parent!r}"
+                       f"{did_you_mean(parent, self.iteration_specs)}", source, "parent",
+                       "spec.unknown-iteration")
+            return None
+        chain = self.chain_of(name)
+        if chain[0] != name and self.iteration_specs[chain[0]].get("parent"):
+            self.issue(f"iteration {name!r} has a parent cycle", source, "parent")
+            return None
+        over = self.ref(source["over"], source, "over", chain[:-1])
+        label = self.template(source["label"], source, "label", chain) \
+            if "label" in source else None
+        return CompiledIteration(name, over, parent, label, chain) if over else None
 
     def rules(self) -> list[CompiledRule]:
         compiled = []
         for rule in self.data.get("rules", []):
-            for_each = rule.get("for_each")
-            if for_each and for_each not in self.iteration_specs:
-                self.issue(f"for_each names unknown iteration {for_each!r}"
-                           f"{did_you_mean(for_each, self.iteration_specs)}", rule, "for_each",
-                           "spec.unknown-iteration")
-                continue
-            scope = self.chain_of(for_each)
-            when = self.condition(rule["when"], rule, "when", scope) if "when" in rule else None
-            given = self.ref(rule["given"], rule, "given", scope) if "given" in rule else None
-            kind = arg = hook = None
-            if "assert" in rule:
-                if given is None and "given" not in rule:
-                    self.issue("an assertion needs 'given'", rule, "assert")
-                (kind_name, raw_arg), = rule["assert"].items()
-                kind = self.kind(kind_name, rule["assert"], kind_name)
-                arg = self.argument(kind_name, raw_arg, rule["assert"], kind_name, scope)
-            else:
-                hook = rule["hook"]
-                arg = self.walk(rule.get("args", {}), rule, "args", scope)
-                self.hook(hook, "check", rule, arg)
-            message = self.template(rule["message"], rule, "message", scope + MESSAGE_FIELDS) \
-                if "message" in rule else None
-            compiled.append(CompiledRule(
-                rule["id"], rule["description"], rule.get("severity", "error"), for_each, when,
-                given, bool(rule.get("optional")), kind, arg, hook, message, rule.get("clause"),
-                plain(rule), tuple(rule.get("requires", ()))))
-        return self.ordered(compiled)
+            with self.part(f"rule {rule.get('id')!r}" if isinstance(rule, dict) else "a rule",
+                           rule):
+                one = self.rule(rule)
+                if one is not None:
+                    compiled.append(one)
+        with self.part("the rules' order (requires)", self.data.get("rules")):
+            return self.ordered(compiled)
+        return compiled  # lenient, after a crash ordering them
+
+    def rule(self, rule) -> CompiledRule | None:
+        for_each = rule.get("for_each")
+        if for_each and for_each not in self.iteration_specs:
+            self.issue(f"for_each names unknown iteration {for_each!r}"
+                       f"{did_you_mean(for_each, self.iteration_specs)}", rule, "for_each",
+                       "spec.unknown-iteration")
+            return None
+        scope = self.chain_of(for_each)
+        when = self.condition(rule["when"], rule, "when", scope) if "when" in rule else None
+        given = self.ref(rule["given"], rule, "given", scope) if "given" in rule else None
+        kind = arg = hook = None
+        if "assert" in rule:
+            if given is None and "given" not in rule:
+                self.issue("an assertion needs 'given'", rule, "assert")
+            (kind_name, raw_arg), = rule["assert"].items()
+            kind = self.kind(kind_name, rule["assert"], kind_name)
+            arg = self.argument(kind_name, raw_arg, rule["assert"], kind_name, scope)
+        else:
+            hook = rule["hook"]
+            arg = self.walk(rule.get("args", {}), rule, "args", scope)
+            self.hook(hook, "check", rule, arg)
+        message = self.template(rule["message"], rule, "message", scope + MESSAGE_FIELDS) \
+            if "message" in rule else None
+        return CompiledRule(
+            rule["id"], rule["description"], rule.get("severity", "error"), for_each, when,
+            given, bool(rule.get("optional")), kind, arg, hook, message, rule.get("clause"),
+            plain(rule), tuple(rule.get("requires", ())))
 
     def hook(self, name: str, role: str, source, args) -> None:
         """The hook is registered with this role and ``args`` fit its declared schema."""
@@ -572,7 +630,7 @@ class _Compiler:
         """The rules in run order: spec order, except that a rule runs after every rule it
         ``requires`` (a child spec may add a required rule after the rules needing it).
         Unknown ids, a rule over an unrelated iteration, and cycles are spec errors."""
-        sources = {rule["id"]: rule for rule in self.data.get("rules", [])}
+        sources = {rule.get("id"): rule for rule in self.data.get("rules", [])}
         by_id = {rule.id: rule for rule in compiled}
         for rule in compiled:
             self.check_requires(rule, sources[rule.id], by_id)
@@ -662,20 +720,32 @@ class _Compiler:
                            "spec.document-cycle")
 
     def run(self) -> CompiledSpec:
-        documents = self.documents()
-        iterations = self.iterations()
-        self.read_cycles(documents)
-        rules = self.rules()
-        identities = self.walk(self.data.get("identities", {}), self.data, "identities", ())
-        pair = plain(self.data.get("pair", []))
-        for entry in pair:
-            if entry["identity"] not in identities:
-                self.issue(f"pair rule {entry['id']!r} compares unknown identity "
-                           f"{entry['identity']!r}", self.data, "pair", "spec.unknown-identity")
-        metric = self.metric()
-        applies_to = self.condition(self.data["applies_to"], self.data, "applies_to", ()) \
-            if "applies_to" in self.data else None
+        compiled = self.build()
         if self.issues:
             raise SpecInvalid(self.issues)
+        return compiled
+
+    def build(self) -> CompiledSpec:
+        """Every section compiled; leniently (lint), a section that crashes is left empty."""
+        documents = self.documents()
+        iterations = self.iterations()
+        with self.part("document cycles", self.document_specs):
+            self.read_cycles(documents)
+        rules = self.rules()
+        identities, pair, metric, applies_to = {}, [], None, None
+        with self.part("identities", self.data.get("identities")):
+            identities = self.walk(self.data.get("identities", {}), self.data, "identities", ())
+        with self.part("pair", self.data.get("pair")):
+            pair = plain(self.data.get("pair", []))
+            for entry in pair:
+                if entry["identity"] not in identities:
+                    self.issue(f"pair rule {entry['id']!r} compares unknown identity "
+                               f"{entry['identity']!r}", self.data, "pair",
+                               "spec.unknown-identity")
+        with self.part("metric", self.data.get("metric")):
+            metric = self.metric()
+        with self.part("applies_to", self.data.get("applies_to")):
+            applies_to = self.condition(self.data["applies_to"], self.data, "applies_to", ()) \
+                if "applies_to" in self.data else None
         return CompiledSpec(self.resolved, self.constants, documents, iterations, rules,
                             identities, pair, metric, applies_to, self.hook_modules)

@@ -17,6 +17,9 @@ class SpecIssue:
     code: str = "spec.invalid"
     # a warning is reported by lint and never stops a spec from loading
     severity: str = ERROR
+    # other places the issue involves (lint: where an issue a child's edit caused surfaced
+    # in a parent file; the message names them too, for the text form)
+    related: tuple[Mark, ...] = ()
 
     def __str__(self) -> str:
         label = "" if self.severity == ERROR else f"{self.severity}: "
@@ -27,7 +30,9 @@ class SpecIssue:
         return {"code": self.code, "severity": self.severity, "message": self.message,
                 "file": self.mark.file if self.mark else None,
                 "line": self.mark.line if self.mark else None,
-                "column": self.mark.column if self.mark else None}
+                "column": self.mark.column if self.mark else None,
+                **({"related": [{"file": m.file, "line": m.line, "column": m.column}
+                                for m in self.related]} if self.related else {})}
 
 
 class SpecInvalid(Exception):

@@ -46,6 +46,9 @@ class ResolvedSpec:
     dropped_documents: dict = field(default_factory=dict)
     # rules reusing an inherited id without `replaces: true`, or saying it for nothing (lint)
     replacement_issues: list = field(default_factory=list)
+    # what made the spec unusable (unknown constants, bad tokens, drops of nothing ...):
+    # only a lenient resolve (lint) returns a spec with issues; compile_spec refuses one
+    issues: list = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -59,7 +62,12 @@ class ResolvedSpec:
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def resolve(spec: SpecFile, library: SpecLibrary) -> ResolvedSpec:
+def resolve(spec: SpecFile, library: SpecLibrary, *, lenient: bool = False) -> ResolvedSpec:
+    """The flat spec of ``spec`` and its ancestors; every issue at once as a SpecInvalid.
+    ``lenient`` (lint): an issue the merge can go past (an unknown constant, a bad token, a
+    drop or rename of nothing, a duplicate id) is returned in ``issues`` instead, with the
+    text that could not be substituted left as written; a missing or cyclic parent still
+    raises (there is nothing to merge)."""
     chain = [spec]
     while "extends" in chain[-1].data:
         parent_id = chain[-1].data["extends"]
@@ -95,10 +103,10 @@ def resolve(spec: SpecFile, library: SpecLibrary) -> ResolvedSpec:
     for key in list(merged):
         if key != "constants":
             merged[key] = _substitute(merged[key], constants, issues)
-    if issues:
+    if issues and not lenient:
         raise SpecInvalid(issues)
     return ResolvedSpec(merged, chain, state.origin, state.status, state.dropped_documents,
-                        state.replacement_issues)
+                        state.replacement_issues, issues)
 
 
 @dataclass
@@ -683,7 +691,8 @@ def _find_dropped(value, owner: str, resolved: ResolvedSpec, mark, found: list) 
             if re.search(rf"(?:^|\{{){re.escape(name)}:", value):
                 found.append(SpecIssue(
                     f"{owner} reads document {name!r}, which {by} drops (at {dropped_at}): "
-                    f"{value!r}", mark, "spec.dropped-document"))
+                    f"{value!r}", mark, "spec.dropped-document",
+                    related=(dropped_at,) if dropped_at else ()))
 
 
 def _lists_documents(key: str, value: list, resolved: ResolvedSpec) -> bool:
@@ -707,4 +716,4 @@ def _dropped_names(value: list, owner: str, key: str, resolved: ResolvedSpec, ma
             dropped_at, by = resolved.dropped_documents[name]
             found.append(SpecIssue(
                 f"{owner} lists document {name!r} in {key}, which {by} drops (at {dropped_at})",
-                item_mark, "spec.dropped-document"))
+                item_mark, "spec.dropped-document", related=(dropped_at,) if dropped_at else ()))
