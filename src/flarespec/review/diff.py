@@ -46,6 +46,25 @@ WORDING = ("description", "message", "clause", "title", "since", "changed_in", "
 NO_VERDICT = ("requires", "renamed_from")
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where a change lands when that is not where it was made (review/locations.py): the
+    ``subject`` a parent file holds, at ``file``:``line``, and how the change relates to it
+    (``affects``, ``replaces``, ``renames``, ``drops``, ``overrides``)."""
+    relation: str
+    subject: str
+    file: str | None
+    line: int | None
+
+    def __str__(self) -> str:
+        at = f"{self.file}:{self.line}" if self.line else str(self.file)
+        return f"{self.relation} {self.subject} at {at}"
+
+    def as_dict(self) -> dict:
+        return {"relation": self.relation, "subject": self.subject, "file": self.file,
+                "line": self.line}
+
+
 @dataclass
 class Change:
     cls: str
@@ -57,9 +76,13 @@ class Change:
     reason: str = ""
     op: str = "changed"             # "added" / "removed": only one side exists
     rules: list[str] = field(default_factory=list)   # rules a constant change reaches
-    file: str | None = None         # where the subject is in the new (else old) spec
+    # where the change was made: the line of the file that made it (a child's constant,
+    # shape member, rule or drop entry), else where the subject is in the new (else old) spec
+    file: str | None = None
     line: int | None = None
     acknowledged: str | None = None
+    context: Place | None = None    # the place it lands on, when another (a parent's rule)
+    made_by: str = ""               # what made it there: "constant a.b", "drop_rules", …
 
     @property
     def fingerprint(self) -> str:
@@ -74,7 +97,15 @@ class Change:
                 "path": self.path, "op": self.op, "change": self.what, "old": self.old,
                 "new": self.new,
                 "reason": self.reason, "rules": self.rules, "file": self.file,
-                "line": self.line, "acknowledged": self.acknowledged}
+                "line": self.line, "made_by": self.made_by or None,
+                "context": self.context.as_dict() if self.context else None,
+                "acknowledged": self.acknowledged}
+
+    def where_made(self) -> str:
+        """``made by constant a.b; affects rule x at parent.yaml:12`` (empty when the change
+        is simply at its subject)."""
+        parts = [f"made by {self.made_by}"] if self.made_by else []
+        return "; ".join(parts + ([str(self.context)] if self.context else []))
 
 
 def _unworded(value):
@@ -94,6 +125,9 @@ class SpecSide:
     renames: dict[str, str] = field(default_factory=dict)  # new rule id -> the id it renamed
     # rule id -> (file, line) of the drop_rules entry that drops it (the child-most layer)
     dropped: dict[str, tuple[str, int]] = field(default_factory=dict)
+    chain: list = field(default_factory=list)  # the spec's files (marked), its own first
+    # document name -> (file, line) of the drop_documents entry that drops it
+    dropped_documents: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, spec) -> "SpecSide":
@@ -105,7 +139,9 @@ class SpecSide:
 
         return cls(spec.plain(), _substituted_constants(spec), spec.data,
                    _renames([plain(layer.data) for layer in spec.chain]),
-                   _dropped(spec.chain))
+                   _dropped(spec.chain), list(spec.chain),
+                   {name: (mark.file, mark.line) for name, (mark, _) in
+                    (spec.dropped_documents or {}).items() if mark is not None})
 
     def mark_of(self, *path) -> tuple[str | None, int | None]:
         from flarespec.spec.yamlmarks import mark_at
@@ -447,6 +483,9 @@ def diff_specs(old, new) -> DiffResult:
     changes += _whole(before, after, "applies_to", "other inputs select this spec")
     changes += _header(before, after)
     changes += _constants(before, after, changes)
+    from flarespec.review.locations import locate
+
+    locate(changes, before, after)  # each change where it was made (a child's line)
     return DiffResult(before.data.get("id"), after.data.get("id"), ordered(changes))
 
 
@@ -489,13 +528,10 @@ def _rules(before: SpecSide, after: SpecSide) -> list[Change]:
     for rule_id, (index, rule) in old_rules.items():
         if rule_id not in new_rules and rule_id not in renamed:
             cls = NEUTRAL if _is_warning(rule) else LOOSENING
-            change = _change_at(before, before, ("rules", index), cls=cls,
-                                subject=f"rule {rule_id}", path="", what="removed",
-                                old=rule, reason="a warning never rejects" if
-                                cls == NEUTRAL else "its failures no longer reject")
-            if rule_id in after.dropped:  # shown where the new spec drops it
-                change.file, change.line = after.dropped[rule_id]
-            changes.append(change)
+            changes.append(_change_at(before, before, ("rules", index), cls=cls,
+                                      subject=f"rule {rule_id}", path="", what="removed",
+                                      old=rule, reason="a warning never rejects" if
+                                      cls == NEUTRAL else "its failures no longer reject"))
     for rule_id, (index, rule) in new_rules.items():
         at = ("rules", index)
         old_id = rule_id if rule_id in old_rules else \
@@ -578,20 +614,22 @@ def _by_position(old, new, path: str = "") -> Iterator[tuple[str, Any, Any]]:
 
 
 def _shapes(before: SpecSide, after: SpecSide) -> list[Change]:
-    """Each document's expanded shape, member by member (review/shapes.py)."""
+    """Each document's expanded shape, member by member (review/shapes.py), each change at
+    the shape node that makes it (review/locations.py: the child's member, its
+    ``drop_members`` entry, the constant a member's name reads)."""
     from flarespec.engine.shapes import SHAPE_RULE
+    from flarespec.review.locations import shape_change
     from flarespec.review.shapes import shape_changes
 
     changes = []
-    for name, path, o, n, (cls, what, reason) in shape_changes(before.data, after.data):
+    for name, path, o, n, (cls, what, reason), node in shape_changes(before.data, after.data):
         side = after if n is not ABSENT else before
         document = (side.data.get("documents") or {}).get(name) or {}
         rule = f"{document.get('rule', f'document.{name}')}.{SHAPE_RULE}"
-        where = ("shapes", document.get("shape")) if isinstance(document.get("shape"), str) \
-            else ("documents", name, "shape")
-        changes.append(_change_at(side, before, where, cls=cls,
-                                  subject=f"shape of document {name}", path=path, what=what,
-                                  old=o, new=n, reason=reason, rules=[f"rule {rule}"]))
+        change = Change(cls, f"shape of document {name}", path, what, shown_value(o),
+                        shown_value(n), reason, _verb(o, n), [f"rule {rule}"])
+        shape_change(change, before, after, name, node)
+        changes.append(change)
     return changes
 
 

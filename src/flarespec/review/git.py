@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import tempfile
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from flarespec.review.diff import NEUTRAL, REVIEW, Change, DiffResult, diff_specs, ordered
@@ -288,10 +289,16 @@ def relative_files(result: DiffResult, *roots: Path) -> None:
     what they are relative to (``result.root``: the repository, or the current directory)."""
     result.root = roots[-1]
     for change in result.changes:
-        if change.file is None:
-            continue
-        path = Path(change.file)
+        change.file = _relative(change.file, roots)
+        if change.context is not None:
+            change.context = replace(change.context,
+                                     file=_relative(change.context.file, roots))
+
+
+def _relative(file: str | None, roots: tuple[Path, ...]) -> str | None:
+    if file is not None:
+        path = Path(file)
         for root in roots:
             if path.is_absolute() and path.is_relative_to(root):
-                change.file = path.relative_to(root).as_posix()
-                break
+                return path.relative_to(root).as_posix()
+    return file

@@ -92,6 +92,8 @@ def _message(change: Change) -> tuple[str, list[str]]:
 
 def _finding(change: Change, failing: bool, root: Path | None) -> Finding:
     message, details = _message(change)
+    if change.where_made():  # where it lands, when that is not where it was made
+        details.append(change.where_made())
     why = [change.reason] if change.reason else []
     if change.rules:
         why.append(f"read by {', '.join(change.rules)}")
@@ -188,7 +190,9 @@ class Gate:
                 "unacknowledged": len(self.hits),
                 "changes": [{"class": c.cls, "subject": c.subject, "path": c.path,
                              "change": c.what, "fingerprint": c.fingerprint, "file": c.file,
-                             "line": c.line} for c in self.hits],
+                             "line": c.line, "made_by": c.made_by or None,
+                             "context": c.context.as_dict() if c.context else None}
+                            for c in self.hits],
                 "ack_file": self.ack_file, "acknowledged": self.acknowledged}
 
 

@@ -115,8 +115,10 @@ def verdict(path: str, old: Any, new: Any) -> tuple[str, str, str]:
 
 
 def shape_changes(before_data: dict, after_data: dict) -> list[tuple]:
-    """(document, path, old, new, verdict) for every change of every document's shape
-    (node lists such as ``one_of`` compared by position: a shape has no keyed records)."""
+    """(document, path, old, new, verdict, node path) for every change of every document's
+    shape (node lists such as ``one_of`` compared by position: a shape has no keyed
+    records); the node path (``members.groups.items.members.id``) is what
+    review/locations.py follows back to the shape that declares the node."""
     old, new = expanded_shapes(before_data), expanded_shapes(after_data)
     # a document added or removed whole is that change (classed with the documents)
     both = set(before_data.get("documents") or {}) & set(after_data.get("documents") or {})
@@ -125,7 +127,7 @@ def shape_changes(before_data: dict, after_data: dict) -> list[tuple]:
         o, n = old.get(name, ABSENT), new.get(name, ABSENT)
         for path, before, after in _by_position(o, n):
             found.append((name, member_path(path), before, after,
-                          verdict(path, before, after)))
+                          verdict(path, before, after), path))
     return found
 
 
