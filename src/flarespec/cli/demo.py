@@ -14,9 +14,9 @@ def run_demo(directory: str | None) -> int:
     from flarespec.cli.fixture_commands import open_for_writing
     from flarespec.fixtures.writers import write_pair
 
+    spec = open_for_writing(None)  # linted first: one that does not lint, exit 2, nothing written
     base = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="flarespec-demo-"))
     packets, receipts = base / "packets", base / "receipts"
-    spec = open_for_writing(None)
     baseline, candidate = write_pair(packets, spec)
     click.echo(f"Wrote a synthetic pair (synthetic: true, non-model package):\n"
                f"  baseline  {baseline}\n  candidate {candidate}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from flarespec.cli.lazy import LazyGroup
@@ -15,17 +17,39 @@ LAZY_COMMANDS = {
 
 def open_for_writing(spec_ref: str | None):
     """The compiled spec to write packets for (default: ``writers.default_spec``), checked
-    against its writer's declaration; a problem is a usage error naming ``--spec``."""
+    against its writer's declaration; a problem is a usage error naming ``--spec``. A spec
+    that does not lint is refused first (``refuse_unlinted``): the writer never writes
+    evidence its own spec rejects."""
     from flarespec.fixtures.writers import default_spec, prepare
     from flarespec.spec.errors import SpecInvalid
     from flarespec.spec.open import open_compiled
 
     try:
-        spec = open_compiled(spec_ref) if spec_ref else default_spec()
+        ref = spec_ref or default_spec().id
+        refuse_unlinted(ref)
+        spec = open_compiled(ref)
         prepare(spec)
     except SpecInvalid as problem:
         raise click.BadParameter(f"\n{problem}", param_hint="--spec") from None
     return spec
+
+
+def refuse_unlinted(ref: str) -> None:
+    """Lint ``ref`` (a bundled id or a spec file) as ``spec lint`` does; on an error print
+    every error (file:line:column, code) to stderr and exit 2, before anything is written.
+    Bundled specs are linted too (an editable install's may be edited); one spec is linted
+    once per process and set of file contents (its writer check: authoring/writer_lint.py)."""
+    from flarespec.authoring.lint import lint
+
+    [result] = lint([ref])
+    if not result.errors:
+        return
+    count = len(result.errors)
+    click.echo(f"error: spec {ref} does not lint ({count} error{'s' * (count != 1)}): no "
+               f"packet is written (`flarespec spec lint {ref}` says the same)", err=True)
+    for issue in result.errors:
+        click.echo(f"  {issue}", err=True)
+    sys.exit(2)
 
 
 def _flag(name: str) -> str:
@@ -89,8 +113,10 @@ def write(directory, spec_ref, pair, **options):
 
     \b
     Which files exist and where comes from the spec's documents, what they hold from its
-    constants; the options below are declared by the writers and checked against the
-    spec's writer. Example:
+    constants and shapes; the options below are declared by the writers and checked against
+    the spec's writer. The spec is linted first (as `flarespec spec lint` does, the writer
+    check included): on a lint error nothing is written, the errors are printed, exit 2.
+    Example:
       flarespec fixture write out/pair --pair --repetitions 2
     """
     from flarespec.fixtures.writers import WriterError, write_packet, write_pair

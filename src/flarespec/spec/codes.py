@@ -25,6 +25,8 @@ CODES: dict[str, str] = {
     "spec.undeclared-member": "a reference reads a member no shape declares",
     "spec.unused-shape": "a named shape no document reaches",
     "spec.name-not-required": "a hook names a key that no rule or shape requires where the hook reads it",
+    "spec.writer-shape": "the packet the spec's writer writes lacks a required member or breaks a shape (lint)",
+    "spec.writer-failed": "the spec's writer fails to write a packet for it (lint)",
     "spec.duplicate-id": "two spec files with one id in a library",
     "spec.extends-unknown": "extends names no known spec",
     "spec.extends-cycle": "extends forms a cycle",
