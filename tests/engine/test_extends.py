@@ -399,7 +399,7 @@ def test_a_child_renaming_the_dotted_key_moves_every_path(tmp_path):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("${field.key|pointr}", "unknown filter |pointr in ${field.key|pointr}; known: |pointer, |jsonpath"),
+    ("${field.key|pointr}", "unknown filter |pointr in ${field.key|pointr}; known: |pointer, |jsonpath, |divisor"),
     ("${field|pointer}", "${field|pointer} needs a dotted key such as 'a.b_c' (names of letters, "
                          "digits and _ joined by dots), got {'key': 'stats.mean_count'}"),
     ("${bad.key|jsonpath}", "${bad.key|jsonpath} needs a dotted key such as 'a.b_c' (names of "

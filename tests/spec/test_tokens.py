@@ -199,3 +199,69 @@ def test_find_tokens_is_scan_without_refusing():
     text = "${a.b|pointer} ${} ${c}"
     assert [t.text for t in tokens.find_tokens(text)] == ["${a.b|pointer}", "${c}"]
     assert list(tokens.find_tokens("${a}-${b.0}")) == scan("${a}-${b.0}")
+
+
+# ------------------------------------------------------------------ expressions and |divisor
+
+RATE = {"rate": {"formula": "count * 1e9 / stats.elapsed_ns", "two": "a / b / c",
+                 "none": "a * 2", "grouped": "a / (b - c)", "bad": "a +"},
+        "size": 4096, "extra": 512, "rows": [{"n": 1}, {"n": 2}], "limits": {"ttl-s": 3}}
+
+
+def rate(dotted):
+    return lookup_constant(RATE, dotted)
+
+
+@pytest.mark.parametrize("text, value", [
+    ("${size + extra}", 4608),                   # an int stays an int
+    ("${size / 2}", 2048.0),                     # true division, as in a formula
+    ("${-extra}", -512),
+    ("${sum(rows.*.n) * 10}", 30),
+    ("${limits.ttl-s * 2}", 6),                  # a hyphenated member, as in a name token
+    ("v${size + 1}-${rows.1.n}", "v4097-2"),     # inside text: spelled as digits
+    ("${rate.formula|divisor}", "stats.elapsed_ns"),
+    ("${rate.formula|divisor|pointer}", "/stats/elapsed_ns"),
+    ("doc:${rate.formula|divisor|jsonpath}", "doc:$.stats.elapsed_ns"),
+])
+def test_expressions_and_filter_chains(text, value):
+    assert substitute(text, rate) == value
+    assert type(substitute(text, rate)) is type(value)
+
+
+def test_an_expression_token_reads_each_name_once_and_knows_them():
+    (token,) = scan("${sum(rows.*.n) + size + size}")
+    assert token.names == ("rows", "size") and token.head == "rows" and token.filter is None
+    assert list(spelled_names("${a.b + c} ${d|divisor|pointer}")) == ["a", "c", "d"]
+    assert scan("${d|divisor|pointer}")[0].filters == ("divisor", "pointer")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("${rate.two|divisor}", "${rate.two|divisor} needs a formula that divides by one field "
+                            "(a dotted key such as 'a.b_c'), but 'a / b / c' divides by 'b', 'c'"),
+    ("${rate.none|divisor}", "but 'a * 2' divides by nothing"),
+    ("${rate.grouped|divisor}", "but 'a / (b - c)' divides by '(b - c)'"),
+    ("${rate.bad|divisor}", "${rate.bad|divisor} needs a formula, got 'a +'"),
+    ("${size|divisor}", "${size|divisor} needs a formula, got 4096"),
+])
+def test_divisor_refuses_what_divides_by_no_one_field(text, message):
+    with pytest.raises(TokenError) as caught:
+        substitute(text, rate)
+    assert caught.value.code == "filter" and message in str(caught.value)
+
+
+def test_an_expression_that_cannot_be_computed_says_why():
+    with pytest.raises(TokenError) as caught:
+        substitute("${rate.formula + 1}", rate)
+    assert caught.value.code == "expression"
+    assert str(caught.value).startswith("${rate.formula + 1} cannot be computed: field "
+                                        "'rate.formula' is not a number: string")
+
+
+def test_divisors_are_read_from_the_formula_tree():
+    from flarespec.engine.formula import compile_formula, divisors
+
+    assert divisors(compile_formula("x * 1e9 / a.b")) == ("a.b",)
+    assert divisors(compile_formula("sum(xs) / len(xs) > 1 and p / q == 1 / q")) == \
+        ("len(xs)", "q")
+    assert divisors(compile_formula("-a / -(b + c) + abs(d / e)")) == ("-(b + c)", "e")
+    assert divisors(compile_formula("a * b")) == ()

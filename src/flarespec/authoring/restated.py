@@ -1,4 +1,4 @@
-"""A child's constant that writes out what a parent computes: the drift derived constants end.
+"""A child's constant written out where a parent computes it, disagreeing: a fact restated.
 
 A parent may compute a constant from others (``size: "${base.size + extra}"`` in a row of
 a list, docs/spec-language.md, "Derived constants"). A child that restates the constant
@@ -6,9 +6,10 @@ holding it (a whole list, to change one row) with the value written out keeps th
 when the constants it was computed from change: a new ``base.size`` in the child while its
 row still holds the old sum. For every literal of the linted file's own
 constants that stands where the nearest ancestor defining that constant writes a ``${...}``,
-this computes the ancestor's text with the spec's constants and warns (``CODE``): the
-literal disagrees (write the ``${...}``, or change what it reads), or it agrees and restates
-(write the ``${...}``, so it follows). Where a literal stands: a mapping member by its key;
+this computes the ancestor's text with the spec's constants and warns (``CODE``) where the
+literal disagrees with it: write the ``${...}``, or change what it reads. A literal that
+agrees passes the cross-check (it is restated, and docs/editing-specs.md says to write the
+``${...}`` instead). Where a literal stands: a mapping member by its key;
 a list item by its first member when every item of both lists is a mapping with that first
 member, distinct in each list (``name: big``), else by position. Warnings: a child
 may mean a value that no longer follows the formula, but it should say so by changing the
@@ -74,15 +75,11 @@ def _check(literal, text: str, path: tuple, mark, constants: dict, layer: str,
         computed = substitute(text, lambda dotted: lookup_constant(constants, dotted))
     except (KeyError, TokenError):  # resolution reports what cannot be computed
         return
-    where = ".".join(path)
-    if literal == computed:
-        message = (f"constants {where} restates {literal!r}, which {layer} computes as "
-                   f"{text!r}: write {text!r}, so it follows the constants it reads")
-    else:
-        message = (f"constants {where} is {literal!r}, but {layer} computes it as {text!r}, "
-                   f"which is {plain(computed)!r} with this spec's constants: write "
-                   f"{text!r}, or change the constants it reads")
-    found.append(SpecIssue(message, mark, CODE, WARNING))
+    if literal != computed:
+        found.append(SpecIssue(
+            f"constants {'.'.join(path)} is {literal!r}, but {layer} computes it as {text!r}, "
+            f"which is {plain(computed)!r} with this spec's constants: write {text!r} (it "
+            f"then follows them), or change the constants it reads", mark, CODE, WARNING))
 
 
 def _pairs(child: list, parent: list):
