@@ -153,16 +153,16 @@ def test_a_spec_lacking_a_required_document_is_refused(tmp_path, flare_spec):
 def test_a_constant_of_the_wrong_shape_names_the_constant_and_its_line(tmp_path):
     spec_path = write_spec(tmp_path, """
         flarespec: 1
-        id: flare/bad-prefix
-        title: the prefix size as a string
+        id: flare/bad-labels
+        title: a capacity label as a number
         extends: flare/bce032c0
         constants:
-          prefix: {seed_kind: prefix-seed, hit_kind: prefix-hit, tokens: "4096"}
+          capacity_labels: [sm120, 7]
         """)
     [issue] = issues_of(spec_path)
     assert issue.code == "writer.constant-shape"
-    assert "constant `prefix.tokens` does not have the shape writer flare needs: expected " \
-           "integer, got str '4096'" in str(issue)
+    assert "constant `capacity_labels.1` does not have the shape writer flare needs: " \
+           "expected string, got int 7" in str(issue)
     assert f"{spec_path.resolve()}:6:" in str(issue)
 
 
@@ -258,12 +258,13 @@ def test_fixture_write_help_shows_the_writer_options():
 def test_fixture_write_refuses_a_spec_the_writer_cannot_serve(tmp_path):
     spec_path = write_spec(tmp_path, """
         flarespec: 1
-        id: flare/bad-prefix
-        title: the prefix size as a string
+        id: flare/bad-labels
+        title: a capacity label as a number
         extends: flare/bce032c0
         constants:
-          prefix: {seed_kind: prefix-seed, hit_kind: prefix-hit, tokens: "4096"}
+          capacity_labels: [sm120, 7]
         """)
     result = CliRunner().invoke(main, ["fixture", "write", str(tmp_path / "p"), "--spec", str(spec_path)])
     assert result.exit_code == 2
     assert "writer.constant-shape" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "p").exists()  # refused by lint (the writer check) before writing
