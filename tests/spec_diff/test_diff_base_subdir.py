@@ -74,13 +74,13 @@ def test_base_from_a_subdirectory_writes_nothing_outside_its_scratch_dir(
     result = invoke("spec", "diff", "--base", "HEAD", given, "--format", "github", "--root", top)
     assert result.exit_code == 0, result.output
     below = invoke("spec", "diff", "--base", "HEAD", given, "--format", "github").stdout
-    assert f"file={top}/specs/bounds.yaml,line=13" in below  # relative to the current directory
+    assert f"file={top}/specs/bounds.yaml,line=14" in below  # relative to the current directory
     # the one change, named by its repository path, found by comparing the right files
     # one annotation per change, then (issue 16) the run's one summary annotation
     assert result.stdout.count("::notice file=") == 1, result.stdout
     assert result.stdout.splitlines()[-1] == \
-        "::notice title=flarespec spec diff::spec diff: 1 spec compared, 1 changed"
-    assert "file=specs/bounds.yaml,line=13" in result.stdout
+        "::notice title=flarespec spec diff::spec diff: 1 spec compared, 1 changed; both sides lint clean"
+    assert "file=specs/bounds.yaml,line=14" in result.stdout
     assert "assert.range.min" in result.stdout
     assert tree(outside) == before  # decoys untouched, scratch dir removed, nothing added
     assert tree(repo) == repo_before
@@ -92,7 +92,7 @@ def test_base_from_a_subdirectory_with_nothing_changed_is_empty(repo, scratch_pa
     monkeypatch.chdir(repo / "sub")
     result = invoke("spec", "diff", "--base", "HEAD", "../specs", "--fail-on", "any")
     assert result.exit_code == 0 and result.output.strip().splitlines() == [
-        "spec diff: no spec changed",
+        "spec diff: no spec changed; both sides lint clean",
         "spec gate --fail-on any: passed, no unacknowledged non-neutral change "
         "(no acknowledgements file)"]
     assert tree(scratch_parent.parent) == before
@@ -103,7 +103,7 @@ def test_base_from_a_subdirectory_without_paths_covers_only_that_directory(repo,
         (DATA / "bounds.yaml").read_text().replace("min: 2, max: 100", "min: 3, max: 100"))
     monkeypatch.chdir(repo / "sub")
     result = invoke("spec", "diff", "--base", "HEAD")
-    assert result.exit_code == 0 and result.output.strip() == "spec diff: no spec changed"
+    assert result.exit_code == 0 and result.output.strip() == "spec diff: no spec changed; both sides lint clean"
 
 
 def test_base_names_a_base_lint_error_by_its_repository_path(repo, monkeypatch):

@@ -33,7 +33,9 @@ def test_json_follows_the_documented_schema():
     members (``report``, ``command``, ``ok``, ``title``, ``findings``: one per change)."""
     document = diff_json(BASE, BOUNDS)
     assert set(document) == {"report", "command", "ok", "title", "findings",
-                             "schema", "specs", "fail_on", "gate_failed", "gate"}
+                             "schema", "specs", "fail_on", "gate_failed", "gate", "lint"}
+    assert document["lint"] == {"old": {"errors": 0, "warnings": 0},
+                                "new": {"errors": 0, "warnings": 0}}  # both sides lint clean
     assert (document["report"], document["command"], document["ok"]) == (
         "flarespec-report-v1", "spec diff", True)
     assert document["gate"] == {"fail_on": None, "failed": False, "unacknowledged": 0,
@@ -46,13 +48,16 @@ def test_json_follows_the_documented_schema():
         "fingerprint": change["fingerprint"], "class": "tightening",
         "subject": "rule toy.shelf.max-count", "path": "assert.range.min", "op": "changed",
         "change": "min raised", "old": 1, "new": 2, "reason": "", "rules": [],
-        "file": change["file"], "line": 13, "acknowledged": None}
+        "file": change["file"], "line": 14, "made_by": None, "acknowledged": None,
+        "context": {"relation": "replaces", "subject": "rule toy.shelf.max-count",
+                    "file": change["context"]["file"], "line": 192}}
     assert change["file"].endswith("tests/spec_diff/data/bounds.yaml")
+    assert change["context"]["file"].endswith("tests/spec_diff/data/base.yaml")
     # the same change as a finding of the report: at its line, its fingerprint kept
     finding = next(f for f in document["findings"]
                    if f["location"] == "rule toy.shelf.max-count assert.range.min")
     assert (finding["rule"], finding["tag"], finding["line"], finding["fingerprint"]) == (
-        "diff.tightening", "tightening", 13, change["fingerprint"])
+        "diff.tightening", "tightening", 14, change["fingerprint"])
     assert finding["message"] == "rule toy.shelf.max-count assert.range.min: min raised: 1 → 2"
     assert len(document["findings"]) == len(spec["changes"])
 
@@ -62,7 +67,7 @@ def test_markdown_has_a_summary_line_then_one_table_per_class():
     carrying the class counts, then one table of every change whose first column is its
     class (there are no per-class tables any more); the values are in the message."""
     lines = invoke("spec", "diff", BASE, BOUNDS, "--format", "markdown").stdout.splitlines()
-    assert lines[0] == "### spec diff: 1 spec compared, 1 changed"
+    assert lines[0] == "### spec diff: 1 spec compared, 1 changed; both sides lint clean"
     headings = [line for line in lines if line.startswith("#### ")]
     assert headings == ["#### spec diff review/base -> review/bounds: 2 tightening, "
                         "1 loosening, 3 review, 3 neutral"]
@@ -71,8 +76,9 @@ def test_markdown_has_a_summary_line_then_one_table_per_class():
     assert [row.split(" | ")[0] for row in rows] == \
         ["| tightening"] * 2 + ["| loosening"] + ["| review"] * 3 + ["| neutral"] * 3
     raised = next(row for row in rows if "assert.range.min" in row)
-    assert raised.startswith("| tightening | `") and ":13` |" in raised  # its file:line
-    assert "rule toy.shelf.max-count assert.range.min: min raised: 1 → 2<br>[" in raised
+    assert raised.startswith("| tightening | `") and ":14` |" in raised  # its file:line
+    assert "rule toy.shelf.max-count assert.range.min: min raised: 1 → 2<br>replaces rule " \
+        "toy.shelf.max-count at " in raised and "/spec_diff/data/base.yaml:192<br>[" in raised
 
 
 def test_github_annotates_each_change_at_its_line_in_the_new_spec():
@@ -81,12 +87,12 @@ def test_github_annotates_each_change_at_its_line_in_the_new_spec():
     their own."""
     output = invoke("spec", "diff", BASE, BOUNDS, "--format", "github").stdout.splitlines()
     assert len(output) == 9 + 1
-    assert output[-1] == "::notice title=flarespec spec diff::spec diff: 1 spec compared, 1 changed"
+    assert output[-1] == "::notice title=flarespec spec diff::spec diff: 1 spec compared, 1 changed; both sides lint clean"
     raised = next(line for line in output if "assert.range.min" in line)
     assert raised.startswith("::notice file=")
-    assert "bounds.yaml,line=13,title=spec tightening%3A rule toy.shelf.max-count" in raised
+    assert "bounds.yaml,line=14,title=spec tightening%3A rule toy.shelf.max-count" in raised
     lowered = next(line for line in output if "assert.length.min" in line)
-    assert lowered.startswith("::warning ") and "line=18," in lowered
+    assert lowered.startswith("::warning ") and "line=20," in lowered
     assert "::rule toy.shelf.items assert.length.min: min lowered: 1 → 0 [diff.loosening]%0A" \
         in lowered
 
@@ -163,12 +169,19 @@ def broken_child(directory: Path) -> Path:
 
 
 def test_a_spec_that_does_not_lint_is_an_error_not_a_diff(tmp_path):
+    """Every lint error of the side it is on (here two: an inherited id reused without
+    ``replaces: true``, an unknown kind), under that side; nothing is compared."""
     child = broken_child(tmp_path)
-    for args in ((tmp_path / "base.yaml", child), (child, tmp_path / "base.yaml")):
+    for args, side in (((tmp_path / "base.yaml", child), "new side"),
+                       ((child, tmp_path / "base.yaml"), "old side")):
         result = invoke("spec", "diff", *args)
-        assert result.exit_code == 2
+        assert result.exit_code == 2 and result.stdout == ""
+        said = result.stderr.splitlines()
+        assert said[0] == f"spec diff: not compared: 2 lint errors on the {side} " \
+            "(`flarespec spec lint` reports the same; fix them first)"
+        assert said[1].startswith(f"{side}: ") and said[1].endswith("broken.yaml: 2 errors")
         assert f"{child}:10:" in result.output and "[spec.unknown-kind]" in result.output
-        assert "spec diff" not in result.output
+        assert f"{child}:6:" in result.output and "[spec.rule-id-reused]" in result.output
 
 
 def test_old_and_new_are_required_without_base():
@@ -213,7 +226,7 @@ def test_base_rev_diffs_changed_files_and_reports_added_and_deleted_ones(in_repo
     [raised] = specs[("review/bounds", "review/bounds")]
     assert (raised["class"], raised["path"], raised["old"], raised["new"]) == (
         "tightening", "assert.range.min", 2, 3)
-    assert raised["file"] == "specs/bounds.yaml" and raised["line"] == 13
+    assert raised["file"] == "specs/bounds.yaml" and raised["line"] == 14
     [deleted] = specs[("review/header", None)]
     assert (deleted["class"], deleted["op"], deleted["path"]) == ("review", "removed",
                                                                   "specs/header.yaml")
@@ -226,10 +239,10 @@ def test_base_rev_diffs_changed_files_and_reports_added_and_deleted_ones(in_repo
 def test_base_rev_with_nothing_changed_is_empty_and_passes_any_gate(in_repo):
     result = invoke("spec", "diff", "--base", "HEAD", "--fail-on", "any")
     assert result.exit_code == 0
-    assert result.output.strip().splitlines()[0] == "spec diff: no spec changed"
+    assert result.output.strip().splitlines()[0] == "spec diff: no spec changed; both sides lint clean"
     assert "spec gate --fail-on any: passed" in result.output
     markdown = invoke("spec", "diff", "--base", "HEAD", "--format", "markdown")
-    assert markdown.stdout.strip() == "### spec diff: no spec changed"  # the title (issue 16)
+    assert markdown.stdout.strip() == "### spec diff: no spec changed; both sides lint clean"  # the title (issue 16)
 
 
 def test_base_rev_refuses_a_spec_that_does_not_lint_on_either_side(in_repo):

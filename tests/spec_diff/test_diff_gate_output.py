@@ -87,7 +87,8 @@ def test_github_raises_an_error_per_failing_change_and_one_for_the_gate(acks):
     assert len(errors) == 3
     assert errors[-1] == out.splitlines()[-1]
     assert errors[-1].startswith("::error title=flarespec spec diff::spec diff: 1 spec "
-                                 f"compared, 1 changed%0A{GATE_FAILED} (acknowledgements ")
+                                 "compared, 1 changed; both sides lint clean"
+                                 f"%0A{GATE_FAILED} (acknowledgements ")
     for change in review_changes()[1:]:
         assert any(f"[{change['fingerprint']}]" in line and "file=" in line
                    for line in errors[:-1])
@@ -135,7 +136,7 @@ PASSED = ("spec gate --fail-on loosening: passed, no unacknowledged loosening ch
 @pytest.mark.parametrize("fmt, expected", [
     ("text", f"\n{PASSED}"),
     ("markdown", f"\n\n{PASSED}\n"),  # the footer paragraph (issue 16)
-    ("github", "::notice title=flarespec spec diff::spec diff: 1 spec compared, 1 changed"
+    ("github", "::notice title=flarespec spec diff::spec diff: 1 spec compared, 1 changed; both sides lint clean"
                f"%0A{PASSED}"),
     ("junit", f"<system-out>{PASSED}</system-out>\n  </testsuite>\n</testsuites>"),
     ("json", '"failed": false'),

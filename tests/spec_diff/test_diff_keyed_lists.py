@@ -21,7 +21,7 @@ DECODE_C8 = ("    - {kind: decode-c8,     requests: 8, concurrency: 8, prompt_to
 def group_matrix_child(tmp_path: Path, edit) -> Path:
     """A child of the bundled spec whose group_matrix is the parent's, edited as text."""
     text = BUNDLED.read_text()
-    block = re.search(r"  group_matrix:\n(?:    - .*\n)+", text).group(0)
+    block = re.search(r"  group_matrix:\n(?:    (?:- |# ).*\n)+", text).group(0)
     child = tmp_path / "child.yaml"
     child.write_text("flarespec: 1\nid: flare/keyed\nextends: flare/bce032c0\ntitle: keyed\n"
                      "constants:\n" + edit(block))
@@ -33,8 +33,12 @@ def changes_of(child: Path) -> dict:
     return {label(c): c for c in result.changes if c.subject == "constant group_matrix"}
 
 
+# the prefix-hit row reuses the prefix, computed from it (${prefix.tokens}): 4096
+REUSED = 'reused_tokens: "${prefix.tokens}"}'
+
+
 def inserted_and_reuse_halved(block: str) -> str:
-    block = block.replace("reused_tokens: 4096}", "reused_tokens: 2048}")
+    block = block.replace(REUSED, "reused_tokens: 2048}")
     at = block.index("    - {kind: prefill-65536")
     return block[:at] + DECODE_C8 + block[at:]
 
@@ -47,8 +51,9 @@ def test_an_inserted_group_is_one_change_and_the_reuse_change_shows_on_its_entry
     assert (added.op, added.what, added.new["requests"]) == ("added", "added", 8)
     reuse = found["constant group_matrix[kind=prefix-hit].reused_tokens"]
     assert (reuse.old, reuse.new, reuse.what) == (4096, 2048, "changed")
-    # located at the entry's line in the child (the 10th entry of the new list)
-    assert reuse.file == str(tmp_path / "child.yaml") and reuse.line == 16
+    # located at the entry's line in the child (the 10th entry of the new list, below the
+    # comment line above the prefix rows)
+    assert reuse.file == str(tmp_path / "child.yaml") and reuse.line == 17
     # the readers are the constant's, whatever the path inside it
     assert reuse.rules == added.rules
     assert {"rule observation.reuse.native", "rule corpus.groups.matrix"} <= set(reuse.rules)
@@ -56,7 +61,7 @@ def test_an_inserted_group_is_one_change_and_the_reuse_change_shows_on_its_entry
 
 def test_the_readers_of_a_keyed_change_are_the_readers_of_the_constant(tmp_path):
     positional = changes_of(group_matrix_child(
-        tmp_path, lambda b: b.replace("reused_tokens: 4096}", "reused_tokens: 2048}")))
+        tmp_path, lambda b: b.replace(REUSED, "reused_tokens: 2048}")))
     (reuse,) = positional.values()
     assert reuse.path == "group_matrix[kind=prefix-hit].reused_tokens"
     assert (reuse.old, reuse.new, reuse.cls) == (4096, 2048, "review")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
@@ -39,41 +38,36 @@ def diff(refs, base, fmt, root, fail_on, ack_file):
     flarespec spec diff --base origin/main --fail-on loosening --ack specs/acks.yaml
     flarespec spec diff --base origin/main --fail-on loosening --format sarif > diff.sarif
 
-    Both sides must lint. Every change has a fingerprint (shown in every format) to put
-    in the --ack file. With --fail-on, every format ends by saying what the gate decided:
-    the unacknowledged changes of its class (subject and fingerprint) and the
-    acknowledgements used. Exit 0: no gate hit; 1: --fail-on found a change of its
-    class; 2: a spec that does not lint, an unreadable --ack file, a git error or a wrong
-    command line.
+    Both sides are linted first, each file as `spec lint` lints it: an error on either side is
+    reported on stderr under the side it is on, and nothing is compared (exit 2); the
+    report's title says "both sides lint clean" when they do. Every change is located at
+    the line of the file that made it (a child's constant, shape member, rule or drop
+    entry), with the parent's place it lands on as context. Every change has a
+    fingerprint (shown in every format) to put in the --ack file. With --fail-on, every
+    format ends by saying what the gate decided: the unacknowledged changes of its class
+    (subject and fingerprint) and the acknowledgements used. Exit 0: no gate hit; 1:
+    --fail-on found a change of its class; 2: a spec that does not lint, an unreadable
+    --ack file, a git error or a wrong command line.
     """
+    from flarespec.authoring.lint import lint_one
     from flarespec.review.render import acknowledge, diff_report, read_acks
+    from flarespec.review.sides import compared
     from flarespec.spec.errors import SpecInvalid
 
+    if base is None and len(refs) != 2:
+        raise click.UsageError("give OLD and NEW specs, or --base REV [PATH...]")
     try:
         acks = read_acks(ack_file) if ack_file else None  # before any git work
-        results = _results(refs, base)
+        results, linted = compared(refs, base, lint_one)
         stale = acknowledge(results, acks) if acks is not None else []
     except SpecInvalid as problem:
         click.echo(str(problem), err=True)
         sys.exit(USAGE_OR_SPEC_ERROR)
     for fingerprint in stale:
         click.echo(f"flarespec: acknowledgement {fingerprint} matches no change", err=True)
-    report = diff_report(results, fail_on, ack_file)
+    report = diff_report(results, fail_on, ack_file, linted)
     emit(report, fmt, root=root)
     sys.exit(0 if report.ok else GATE_FAILED)
-
-
-def _results(refs: tuple, base: str | None):
-    from flarespec.review.diff import diff_specs
-    from flarespec.review.git import diff_against, linted, relative_files
-
-    if base is not None:
-        return diff_against(base, list(refs))
-    if len(refs) != 2:
-        raise click.UsageError("give OLD and NEW specs, or --base REV [PATH...]")
-    result = diff_specs(linted(refs[0]), linted(refs[1]))
-    relative_files(result, Path.cwd().resolve())
-    return [result]
 
 
 @click.command("impact")

@@ -123,8 +123,8 @@ def check_rev(rev: str, cwd: Path) -> None:
 
 
 def linted(ref: str | Path):
-    """The resolved spec, after checking that it compiles (a spec that does not lint is an
-    error, not something to diff)."""
+    """The resolved spec, after checking that it compiles (``spec impact``; ``spec diff``
+    lints its sides in full: review/sides.py)."""
     from flarespec.spec.compile import compile_spec
     from flarespec.spec.open import open_spec
 
@@ -133,28 +133,33 @@ def linted(ref: str | Path):
     return resolved
 
 
-def diff_against(rev: str, paths: list[str], cwd: Path | None = None) -> list[DiffResult]:
+def diff_against(rev: str, paths: list[str], linted, cwd: Path | None = None
+                 ) -> list[DiffResult]:
     """One DiffResult per spec file that changed since ``rev``; an added file is compared
     with its parent and with the base specs it supersedes (see ``_added``), a file moved
-    (the same id at another path) with its old self. Every lint problem of either side is
-    collected into one SpecInvalid."""
+    (the same id at another path) with its old self. Both sides are linted first
+    (review/sides.py: ``linted`` lints and counts their warnings): every lint error of
+    either side is collected into one LintFailed, each side named."""
+    from flarespec.review.sides import NEW, OLD, LintFailed, lint_side
+
     cwd = Path(cwd or Path.cwd()).resolve()
     check_rev(rev, cwd)
     root = repository_root(cwd)
     with tempfile.TemporaryDirectory(prefix="flarespec-base-") as scratch:
-        base = _Base(rev, cwd, root, Path(scratch).resolve())
-        before = base_specs(rev, paths or ["."], cwd, base.root)
-        after = working_tree_specs(paths or ["."], cwd, root)
-        old, new, issues = {}, {}, []
-        for name in sorted(before | after):
-            for names, specs, where in ((before, old, base.root), (after, new, root)):
-                if name in names:
-                    try:
-                        specs[name] = linted(where / name)
-                    except SpecInvalid as problem:
-                        issues.extend(_named(problem.issues, base.root, f"{rev}:"))
-        if issues:
-            raise SpecInvalid(issues)
+        base = _Base(rev, cwd, root, Path(scratch).resolve(), linted)
+        before = sorted(base_specs(rev, paths or ["."], cwd, base.root))
+        after = sorted(working_tree_specs(paths or ["."], cwd, root))
+        failures, old, new = [], {}, {}
+        for side, names, where, specs in ((OLD, before, base.root, old),
+                                          (NEW, after, root, new)):
+            try:
+                found = lint_side([where / name for name in names], side, base.side(side),
+                                  linted, base.named, base.shown)
+                specs.update(zip(names, found))
+            except LintFailed as problem:
+                failures += problem.failures
+        if failures:
+            raise LintFailed(failures)
         results = _compared(old, new, base)
         for result in results:
             relative_files(result, base.root, root)
@@ -164,8 +169,31 @@ def diff_against(rev: str, paths: list[str], cwd: Path | None = None) -> list[Di
 class _Base:
     """The base revision: where its files are written, and how a parent is found in it."""
 
-    def __init__(self, rev: str, cwd: Path, root: Path, scratch: Path):
+    def __init__(self, rev: str, cwd: Path, root: Path, scratch: Path, linted):
         self.rev, self.cwd, self.root, self.tree = rev, cwd, scratch, root
+        self.linted = linted
+
+    def side(self, side: str) -> str:
+        return f"old side ({self.rev})" if side == "old" else "new side (working tree)"
+
+    def named(self, issues: list[SpecIssue]) -> list[SpecIssue]:
+        return _named(issues, self.root, f"{self.rev}:")
+
+    def shown(self, spec: str) -> str:
+        """A linted file as the report names it: ``REV:path`` for the base side."""
+        path = Path(spec)
+        if path.is_absolute() and path.is_relative_to(self.root):
+            return f"{self.rev}:{path.relative_to(self.root).as_posix()}"
+        if path.is_absolute() and path.is_relative_to(self.tree):
+            return path.relative_to(self.tree).as_posix()
+        return spec
+
+    def _linted(self, path: Path, side: str = "old"):
+        """A parent, linted (its warnings are counted where it is compared as a file)."""
+        from flarespec.review.sides import lint_side
+
+        return lint_side([path], side, self.side(side), self.linted, self.named, self.shown,
+                         counted=False)[0]
 
     def parent(self, spec) -> tuple[object, str] | None:
         """The parent of a new spec as the base revision has it, else (a parent new in this
@@ -175,16 +203,14 @@ class _Base:
             return None
         found = Path(spec.chain[1].path).resolve()
         if not found.is_relative_to(self.tree):
-            return linted(found), f"{found} (outside the repository)"
+            return self._linted(found), f"{found} (outside the repository)"
         name = found.relative_to(self.tree).as_posix()
         if name in _listed(self.rev, [f":(top,literal){name}"], self.cwd):
             if not (self.root / name).exists():
                 base_specs(self.rev, [f":(top,literal){name}"], self.cwd, self.root)
-            try:
-                return linted(self.root / name), f"{self.rev}:{name}"
-            except SpecInvalid as problem:
-                raise SpecInvalid(_named(problem.issues, self.root, f"{self.rev}:")) from None
-        return linted(found), f"{name} (new in this change too: as this tree has it)"
+            return self._linted(self.root / name), f"{self.rev}:{name}"
+        return self._linted(found, "new"), \
+            f"{name} (new in this change too: as this tree has it)"
 
 
 def _compared(old: dict, new: dict, base: _Base) -> list[DiffResult]:
@@ -270,17 +296,20 @@ def _same_inputs(own, other) -> bool:
 
 
 def _named(issues: list[SpecIssue], base_root: Path, prefix: str) -> list[SpecIssue]:
-    """Issues of a base file name it as ``REV:path``, not as a temporary file."""
+    """Issues of a base file name it as ``REV:path``, not as a temporary file: their marks,
+    the places they relate to, and the places their messages name."""
     from flarespec.spec.yamlmarks import Mark
 
-    named = []
-    for issue in issues:
-        mark = issue.mark
+    def named(mark):
         if mark and Path(mark.file).is_relative_to(base_root):
-            mark = Mark(prefix + Path(mark.file).relative_to(base_root).as_posix(), mark.line,
+            return Mark(prefix + Path(mark.file).relative_to(base_root).as_posix(), mark.line,
                         mark.column)
-        named.append(SpecIssue(issue.message, mark, issue.code))
-    return named
+        return mark
+    return [replace(issue, mark=named(issue.mark),
+                    message=issue.message.replace(f"{base_root}/", prefix),
+                    **({"related": tuple(named(m) for m in issue.related)}
+                       if getattr(issue, "related", ()) else {}))
+            for issue in issues]
 
 
 def relative_files(result: DiffResult, *roots: Path) -> None:

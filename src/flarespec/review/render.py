@@ -112,10 +112,11 @@ def _finding(change: Change, failing: bool, root: Path | None) -> Finding:
 
 
 def diff_report(results: list[DiffResult], fail_on: str | None = None,
-                ack_file: str | None = None) -> Report:
+                ack_file: str | None = None, linted=None) -> Report:
     """One section per compared pair, one finding per change (a change the gate fails on
     is an error; loosening and review changes are warnings, the others notes); with
-    ``fail_on`` the footer says what the gate decided, on which changes."""
+    ``fail_on`` the footer says what the gate decided, on which changes; with ``linted``
+    (review/sides.py) the title says that both sides lint."""
     gate = Gate.of(results, fail_on, ack_file)
     failing = {id(change) for change in gate.hits}
     sections = [Section(f"spec diff {r.old} -> {r.new}: {_summary(r)}",
@@ -124,12 +125,15 @@ def diff_report(results: list[DiffResult], fail_on: str | None = None,
     changed = sum(1 for r in results if r.changes)
     title = f"spec diff: {NOTHING_CHANGED}" if not results else \
         f"spec diff: {len(results)} spec{'s' * (len(results) != 1)} compared, {changed} changed"
+    if linted is not None:
+        title += f"; {linted.sentence()}"
     footer = []
     if fail_on is not None:
         footer = [gate.sentence()] + [f"  {c.cls:<10}  {label(c)}: {c.what}  [{c.fingerprint}]"
                                       for c in gate.hits]
     data = {"schema": SCHEMA_VERSION, "specs": [r.as_dict() for r in results],
-            "fail_on": fail_on, "gate_failed": gate.failed, "gate": gate.as_dict()}
+            "fail_on": fail_on, "gate_failed": gate.failed, "gate": gate.as_dict(),
+            "lint": linted.as_dict() if linted is not None else None}
     return Report("spec diff", title, not gate.failed, sections, footer, dict(RULES), data,
                   anchor=next((f.file for s in sections for f in s.findings if f.file), None))
 
