@@ -93,7 +93,7 @@ def test_every_problem_is_reported_at_once(tmp_path):
     ("  - name: gone\n", "  - name: valid\n", 8,
      "case 'valid': duplicate case name (first at ", "catalog.duplicate-case"),
     ("  first: \"${kinds.0}\"\n", "  first: {kind: x}\n", 3,
-     "names.first: must be a string, a mapping with a 'format' string or a select", "catalog.shape"),
+     "names.first: must be a string, {format: TEMPLATE, FIELD: VALUE...}, {select: ", "catalog.shape"),
     ("  first: \"${kinds.0}\"\n", "  first-name: \"${kinds.0}\"\n", 3,
      "'first-name' must be a name: letters, digits and _, not starting with a digit",
      "catalog.shape"),

@@ -60,7 +60,7 @@ def test_every_documented_operation_is_registered():
         "split_array_item", "sse_set", "sse_delete", "prom_set", "prom_add", "prom_append", "prom_delete",
         "remove_file", "write_file", "symlink", "make_fifo", "refresh_digests", "set_json_sha256",
         "list_to_object",
-        "replace_bytes", "replace_line", "truncate_line"}
+        "replace_bytes", "replace_line", "truncate_line", "swap_list_items", "delete_keys"}
 
 
 def test_unknown_op_and_bad_arguments_fail(root):

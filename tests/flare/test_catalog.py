@@ -30,7 +30,7 @@ from flarespec.adapter import commands
 from flarespec.adapter.commands import measure
 from flarespec.adapter.select import bundled_specs, selectable_specs
 from flarespec.engine.evaluate import Evaluation
-from flarespec.fixtures.catalog import TemplateCache, build_case, expand_case, load_catalog
+from flarespec.fixtures.catalog import TemplateCache, build, build_case, load_catalog
 from flarespec.fixtures.check import INTERNAL_ERROR, describe, judge, metric_key
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,7 +129,8 @@ def _param(case):
 
 @pytest.mark.parametrize("case", [_param(case) for case in CASES])
 def test_case(case, spec, templates, tmp_path, monkeypatch):
-    packet, peer = build_case(case, tmp_path / "case", spec, templates)
+    built = build(case, tmp_path / "case", spec, templates)
+    packet, peer = built.packet, built.peer
     output = tmp_path / "out" / "receipt.json"
     outcome = measure(packet, peer, output)
     receipt = outcome.receipt
@@ -143,7 +144,7 @@ def test_case(case, spec, templates, tmp_path, monkeypatch):
     monkeypatch.setattr(commands, "Evaluation", partial(Evaluation, streaming=False))
     one_by_one = measure(packet, peer, tmp_path / "out" / "one-by-one.json")
     assert one_by_one.receipt == receipt, "streaming changed the receipt"
-    problems = judge(expand_case(case, spec.constants), receipt, outcome.exit_code, packet, peer,
+    problems = judge(built.case, receipt, outcome.exit_code, packet, peer,
                      metric_key=metric_key(spec), oracle=FlareOracle())
     assert not problems, f"{case.name}: " + "\n  ".join(problems) + "\n" + describe(receipt)
 
@@ -274,16 +275,32 @@ def _raw_steps(case) -> str:
     return json.dumps([case.writer, case.mutate, case.peer])
 
 
-def test_cases_spell_no_value_the_catalog_names(spec):
-    """Group and request ids, counter and gauge names come from the spec under test:
-    no case spells the bundled spec's value of a name the catalog defines."""
-    from flarespec.fixtures.catalog import resolve_names
+# cases about the spelling of a path: they write variants of the measurements file's path
+SPELL_A_PATH = "measurements-path-"
 
-    names = resolve_names(CASES[0].names, spec.constants)
+
+def test_cases_spell_no_value_the_catalog_names(spec, tmp_path):
+    """Group and request ids, counter and gauge names, kinds and the files of documents come
+    from the spec under test (a file from its written packet): no case spells the bundled
+    spec's value of a name the catalog defines (the names themselves may select by it)."""
+    from flarespec.fixtures.catalog import resolve_names
+    from flarespec.fixtures.targets import Locator, Target
+    from flarespec.fixtures.writers import write_packet
+    from flarespec.spec.tokens import find_tokens
+
+    locate = Locator(spec, write_packet(tmp_path / "packet", spec))
+    names = {key: locate(value) if isinstance(value, Target) else value
+             for key, value in resolve_names(CASES[0].names, spec.constants, spec).items()}
+    spelled_values = {key: [value] if isinstance(value, str) else value
+                      for key, value in names.items()
+                      if isinstance(value, str) or isinstance(value, list) and key.endswith("_files")}
     for case in CASES:
         steps = _raw_steps(case)
-        spelled = sorted(key for key, value in names.items()
-                         if re.search(rf"(?<![\w.-]){re.escape(str(value))}(?![\w-]|\.q\d)", steps))
+        for token in find_tokens(steps):
+            steps = steps.replace(token.text, " ")
+        spelled = sorted(key for key, values in spelled_values.items() for value in values
+                         if re.search(rf"(?<![\w.-]){re.escape(value)}(?![\w-]|\.q\d)", steps)
+                         and not (case.name.startswith(SPELL_A_PATH) and "/" in value))
         assert not spelled, f"{case.name}: spells the value of {spelled}; write ${{NAME}}"
 
 
