@@ -121,6 +121,28 @@ def test_sarif_and_markdown_place_it_at_the_child_too(pull_request):
 
 # --------------------------------------------------------------------------- a shape member
 
+def test_a_member_named_by_a_renamed_constant_is_placed_at_the_childs_constant(pull_request):
+    """The shape declares the derived field once, as the key ``${derived_field.key}``: a
+    child that renames the field changes that member in the parent's shape; both halves of
+    the rename (the old member removed, the new one added) are made by the child's key."""
+    if '"${derived_field.key}":' not in BUNDLED.read_text():
+        pytest.skip("the bundled shape does not name the derived field by its constant")
+    edit_child(widened_rel_tol().replace("rel_tol: 1.0e-6", "rel_tol: 1.0e-12").replace(
+        "key: analysis.http_prefill_tokens_per_second", "key: analysis.http_prefill_tps"))
+    at_child = line_of(CHILD, r"^    key: analysis\.http_prefill_tps")
+    at_parent = line_of(PARENT, r'^\s+"\$\{derived_field\.key\}":', after=r"^  observation:")
+    members = [c for c in json_changes() if c["subject"].startswith("shape of document ")]
+    assert sorted((c["subject"], c["op"]) for c in members) == sorted(
+        (f"shape of document {document}", op) for document in ("measurements", "observation")
+        for op in ("added", "removed"))
+    for change in members:
+        assert (change["file"], change["line"], change["made_by"]) == (
+            CHILD, at_child, "constant derived_field.key"), change
+        assert change["context"] == {"relation": "affects", "subject": "shape observation",
+                                     "file": PARENT, "line": at_parent}
+
+
+
 def test_a_member_the_child_adds_is_placed_at_the_childs_member(pull_request):
     edit_child(tail="shapes:\n"
                     "  memory_report: {members: {kv_pages_reserved: {type: integer, example: 16}}}\n"

@@ -190,11 +190,18 @@ def _trail(side: SpecSide, steps: list | None) -> tuple[Any, int, list[str]] | N
     layer = next((f for f in side.chain if mark is not None and str(f.path) == mark.file), None)
     if layer is None:
         return None
-    raw, node, keys, depth = layer.data, side.marks, [], 0
+    raw, node, keys, depth, passed = layer.data, side.marks, [], 0, []
     for step in steps:
-        key = _raw_step(raw, step, _step_mark(node, step))
-        if key is None:
-            break
+        mark = _step_mark(node, step)
+        key = _raw_step(raw, step, mark)
+        if key is None:  # a key written higher up as a member path (``${a.b}``: b inside a)
+            holder = next((d for d in reversed(passed) if mark is not None and
+                           _raw_step(d, None, mark) is not None), None)
+            if holder is None:
+                break
+            raw, key = holder, _raw_step(holder, None, mark)
+        if isinstance(raw, dict):
+            passed.append(raw)
         if isinstance(key, str):
             keys.append(key)
         raw, node, depth = raw[key], node[step], depth + 1
@@ -219,7 +226,7 @@ def _raw_step(raw, step, mark):
             found = next((key for key, at in marks.items() if at == mark), None)
             if found is not None:
                 return found
-        return step if step in raw else None
+        return step if step is not None and step in raw else None
     if isinstance(raw, list) and mark is not None:
         marks = getattr(raw, "item_marks", None) or []
         return next((index for index, at in enumerate(marks) if at == mark), None)
