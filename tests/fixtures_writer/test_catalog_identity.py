@@ -170,3 +170,20 @@ def test_delete_keys_removes_every_named_key_or_fails_closed(root):
     with pytest.raises(MutationError, match="exactly one object"):
         apply_mutation(root, {"op": "delete_keys", "file": "list.json", "path": "$.rows",
                               "keys": ["x"]})
+
+
+def test_a_case_found_not_applicable_when_built_is_not_counted_as_expecting_its_rules():
+    """``--coverage``: a case whose target its packet lacked (not applicable once built,
+    not in the static skip) is one of the not-applicable cases, not a case that expected
+    the rule where it did not fire."""
+    from types import SimpleNamespace
+
+    from flarespec.fixtures.check import NOT_APPLICABLE, PASSED, CaseResult, coverage
+
+    spec = SimpleNamespace(rules=[SimpleNamespace(id="x.rule", severity="error")], pair=[])
+    cases = [Case("gone", "d", expect={"rejected_by": ["x.rule"]}),
+             Case("other", "d", expect={"accept": True})]
+    results = [CaseResult("gone", NOT_APPLICABLE, "x.rule", "-", reason="names.k: gone"),
+               CaseResult("other", PASSED, "pass", "pass")]
+    (gap,) = coverage(spec, cases, {}, results, selected=False).uncovered
+    assert (gap.rule, gap.expected_by, gap.not_applicable) == ("x.rule", [], ["gone"])
