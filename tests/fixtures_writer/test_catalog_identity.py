@@ -2,7 +2,7 @@
 selections (by key or property, ``first``), computed values (``formula``), members of a name,
 names that are gone (the case does not apply), and the mutations that select list items by
 identity (``index: {id: ...}``, ``swap_list_items``, ``delete_keys``). Targets (files of a
-written packet) are tested over the bundled spec in tests/flare/test_catalog_identity.py."""
+written packet) are tested over the bundled spec in tests/flare/test_flare_catalog_identity.py."""
 
 from __future__ import annotations
 
