@@ -16,7 +16,7 @@ flarespec: 1
 id: toy/lint
 title: Toy lint
 documents:
-  doc: {loader: json, entry: true}
+  doc: {loader: json, entry: true, shape: doc}
 rules:
   - id: toy.format
     description: A format Python would have run.
@@ -46,7 +46,9 @@ rules:
     description: Keys that are no names.
     given: "doc:$"
     assert: {keys: [1, 2]}
-"""
+shapes:
+  doc: {type: object, members: {v: {type: array, items: string}, n: number}}
+"""  # the shape after the rules: each rule's line is where the expected errors place it
 
 
 def test_spec_lint_refuses_each_argument_at_its_line_fast(tmp_path):
