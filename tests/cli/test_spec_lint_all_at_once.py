@@ -121,28 +121,77 @@ def test_github_annotations_and_json_point_at_the_child(tmp_path):
     assert all("related" not in i for i in clean["specs"][0]["issues"])
 
 
+def idle_metrics(**literal: str) -> str:
+    """The parent's ``idle_metrics`` restated, each ``${counters.KEY}`` named in ``literal``
+    written as that literal name instead."""
+    lines = parent().read_text().splitlines()
+    start = lines.index("  idle_metrics:")
+    block = [lines[start]]
+    for line in lines[start + 1:]:
+        if not line.startswith("    - "):
+            break
+        for key, name in literal.items():
+            line = line.replace(f'"${{counters.{key}}}"', name)
+        block.append(line)
+    assert all(f"counters.{key}" not in "\n".join(block) for key in literal)
+    return "\n".join(block) + "\n"
+
+
+COUNTERS = """\
+  counters:
+    completed: flare_requests_completed_total
+    failed: flare_requests_failed_total
+    cancelled: flare_requests_cancelled_total
+    reused_tokens: %s
+"""
+
+
+def test_a_counter_renamed_in_counters_alone_lints_clean(tmp_path):
+    """The parent's idle_metrics name the counters by ${counters.*}: a rename is one edit."""
+    path = child(tmp_path, HEAD + "constants:\n" + COUNTERS % "flare_cached_tokens_total")
+    result = lint_one(str(path))
+    assert result.errors == []
+    assert "flare_cached_tokens_total" in \
+        {metric["name"] for metric in result.compiled.constants["idle_metrics"]}
+
+
 def test_a_counter_renamed_in_one_constant_is_at_the_two_lines_that_disagree(tmp_path):
     """Was three errors at the child's `constants:` line: one, at the entry spelling the
-    name read, with the parent's idle_metrics entry spelling the name required."""
-    path = child(tmp_path, HEAD + textwrap.dedent("""\
-        constants:
-          counters:
-            completed: flare_requests_done_total
-            failed: flare_requests_failed_total
-            cancelled: flare_requests_cancelled_total
-            reused_tokens: flare_prompt_tokens_reused_total
-        """))
+    name read, with the child's idle_metrics entry spelling the name required."""
+    path = child(tmp_path, HEAD + "constants:\n"
+                 + idle_metrics(reused_tokens="flare_prefix_tokens_reused_total")
+                 + COUNTERS % "flare_cached_tokens_total")
     [issue] = errors(path)
     assert issue.code == "spec.name-not-required"
-    assert where(issue) == (str(path), line_of(path, "completed: flare_requests_done_total"), 5)
-    line, column = parent_place("flare_requests_completed_total", within="{name: flare_requests_completed_total")
+    assert where(issue) == (str(path), line_of(path, "reused_tokens: flare_cached_tokens_total"), 5)
     [related] = issue.related
-    assert (related.file, related.line) == (str(parent()), line)
-    assert issue.message.startswith("'flare_requests_done_total' is read from "
-                                    "snapshot:$.unlabelled by rules 'snapshot.delta.completed' "
-                                    "(counter), 'snapshot.counters.monotonic' (counters), "
+    assert (related.file, related.line, related.column) == \
+        (str(path), line_of(path, "{name: flare_prefix_tokens_reused_total"), 8)
+    assert issue.message.startswith("'flare_cached_tokens_total' is read from "
+                                    "snapshot:$.unlabelled by rules "
+                                    "'snapshot.delta.reused-tokens' (counter), "
+                                    "'snapshot.counters.monotonic' (counters), "
                                     "'snapshot.counters.continuity' (counters), ")
-    assert f"did you mean 'flare_requests_completed_total' (at {related})?" in issue.message
+    assert f"did you mean 'flare_prefix_tokens_reused_total' (at {related})?" in issue.message
+
+
+def test_a_literal_written_where_the_parent_reads_a_counter_is_at_the_childs_literal(tmp_path):
+    """The child restates idle_metrics with a new literal and keeps ``counters``: the error
+    is at the literal (the child's edit), the parent's counter entry the name read, and the
+    name meant is the literal (not the closest spelling, flare_requests_failed_total)."""
+    path = child(tmp_path, HEAD + "constants:\n"
+                 + idle_metrics(completed="flare_requests_done_total"))
+    [issue] = errors(path)
+    assert issue.code == "spec.name-not-required"
+    assert where(issue) == (str(path), line_of(path, "{name: flare_requests_done_total"), 8)
+    line, column = parent_place("completed:", within="completed: flare_requests_completed_total")
+    [related] = issue.related
+    assert (related.file, related.line, related.column) == (str(parent()), line, column)
+    assert issue.message.startswith("'flare_requests_completed_total' is read from "
+                                    "snapshot:$.unlabelled by rules 'snapshot.delta.completed' "
+                                    "(counter), ")
+    assert "did you mean 'flare_requests_done_total'?" in issue.message
+    assert issue.message.endswith(f"(read at {related})")
 
 
 def test_a_dropped_rule_still_required_is_at_the_childs_drop_rules_entry(tmp_path):
@@ -268,13 +317,9 @@ def test_an_unknown_constant_a_misspelt_key_and_a_dropped_document_in_one_run(tm
 def test_lint_goes_past_an_unknown_constant_to_the_shape_and_name_checks(tmp_path):
     """Resolution's issue does not stop the checks over the compiled spec: a counter
     renamed in one place is reported beside a misspelt constant."""
-    path = child(tmp_path, HEAD + textwrap.dedent("""\
-        constants:
-          counters:
-            completed: flare_requests_done_total
-            failed: flare_requests_failed_total
-            cancelled: flare_requests_cancelled_total
-            reused_tokens: flare_prompt_tokens_reused_total
+    path = child(tmp_path, HEAD + "constants:\n"
+                 + idle_metrics(reused_tokens="flare_prefix_tokens_reused_total")
+                 + COUNTERS % "flare_cached_tokens_total" + textwrap.dedent("""\
         rules:
           - id: toy.schema
             description: A misspelt constant.

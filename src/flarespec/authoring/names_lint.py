@@ -16,8 +16,10 @@ Otherwise the name is ``spec.name-not-required`` (an error): renaming a counter 
 constant but not in the other used to check nothing (the hook now fails closed at run time,
 so a missed case rejects; lint says it before any packet does). One issue per name and
 place, naming every rule that reads it, at the line that spells the name (a constant's
-entry, else the rule's argument), with the closest required name and where it is spelled
-(``related``): the two lines that disagree (lint's blame_overrides moves the issue to
+entry, else the rule's argument), with the required name meant and where it is spelled
+(``related``): the name a file renamed at that entry, else a literal a child wrote where its
+parent reads that entry (``${names.done}``), else the closest spelling: the two
+lines that disagree (lint's blame_overrides moves the issue to
 the one in the linted file when the other is a parent's).
 """
 
@@ -32,6 +34,7 @@ from flarespec.engine.refs import ArgRef, Ref
 from flarespec.engine.values import member_at
 from flarespec.spec.compile import CompiledSpec
 from flarespec.spec.errors import ERROR, SpecIssue
+from flarespec.spec.tokens import find_tokens
 from flarespec.spec.yamlmarks import marked_strings
 
 NAME_NOT_REQUIRED = "spec.name-not-required"
@@ -80,9 +83,11 @@ def _issue(compiled: CompiledSpec, name: str, document: str, steps: list, requir
 
 def _renamed_from(compiled: CompiledSpec, name: str, required: set) -> list[str]:
     """The required name a spec file of the chain gives the constant entry that spells
-    ``name``: what a child renamed (``counters.completed`` was ``..._completed_total``)."""
+    ``name``: what a child renamed (``counters.completed`` was ``..._completed_total``);
+    else the one a child wrote where a file of the chain reads that entry."""
     constants = compiled.resolved.data.get("constants")
-    paths = [path for path, text in _constant_strings(constants) if text == name]
+    strings = dict(_constant_strings(constants))
+    paths = [path for path, text in strings.items() if text == name]
     for layer in compiled.resolved.chain:
         for path in paths:
             value = layer.data.get("constants")
@@ -91,6 +96,26 @@ def _renamed_from(compiled: CompiledSpec, name: str, required: set) -> list[str]
                     isinstance(value, list) and isinstance(step, int) and step < len(value)
                 value = value[step] if ok else None
             if isinstance(value, str) and value != name and value in required:
+                return [value]
+    return _reference_replaced(compiled, paths, name, required, strings)
+
+
+def _reference_replaced(compiled: CompiledSpec, paths: list, name: str, required: set,
+                        strings: dict) -> list[str]:
+    """The required name now at a constant entry that a parent writes as exactly the
+    reference to the entry spelling ``name`` (an item ``{name: "${names.done}"}`` of a
+    list), when the parent does not spell it: a child restated the list with a literal
+    there (``{name: finished_total}``) and kept the constant it read."""
+    dotted = {".".join(map(str, path)) for path in paths}
+    for layer in compiled.resolved.chain[1:]:
+        written = dict(_constant_strings(layer.data.get("constants")))
+        spelled = set(written.values())
+        for path, text in written.items():
+            read = [token for token in find_tokens(text) if token.expression is None]
+            value = strings.get(path)
+            if len(read) == 1 and read[0].text == text and read[0].filter is None \
+                    and read[0].name in dotted and value != name and value in required \
+                    and value not in spelled:
                 return [value]
     return []
 
