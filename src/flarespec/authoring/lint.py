@@ -360,7 +360,8 @@ def blame_overrides(issues: list[SpecIssue], chain: list[SpecFile]) -> list[Spec
       issue's own ``${...}`` for an unknown constant, else the text at its line and
       column, else, where that line reads none, a ``${...}`` of the node marked there
       whose value the message quotes) and a descendant restates ``NAME``. The issue goes to
-      the override, as deep as it spells the path. A mapping constant restated by a child
+      the override, as deep as it spells the path, or to a dotted name (``a.b: v``, one
+      member overridden) on the path or inside it. A mapping constant restated by a child
       replaces the parent's whole value (constants merge by top-level name), so a child
       writing ``prefix: {tokens: 2048}`` makes every ``${prefix.seed_kind}`` of the parent
       unknown: moved only when the marked file's own view of the constants (itself and its
@@ -410,20 +411,20 @@ def _override_cause(issue: SpecIssue, chain, index: int, sources: dict) -> tuple
         quoted = [token for token in _references_in_node(chain[index].data, issue.mark)
                   if _quoted(issue, token, view)]
     for token in quoted + [token for token in candidates if token not in quoted]:
-        head, rest = token.head, token.name[len(token.head):]
-        owner = next((k for k in range(index) if head in _constants(chain[k])), None)
+        head, dotted = token.head, token.name
+        owner = next((k for k in range(index) if _override_at(_constants(chain[k]), dotted)),
+                     None)
         if owner is None:
             continue
-        dotted = head + rest
         if issue.code == "spec.unknown-constant" and not _defined_in(chain[index:], dotted):
             continue
         layer = chain[owner]
-        mark, spelled = _override_mark(_constants(layer), head, rest)
+        mark, spelled = _override_at(_constants(layer), dotted)
         if mark is None:
             continue
         why = (f"; {chain[index].id} has {dotted}, and restating constant {head!r} replaces "
-               f"its whole value (constants are not merged member by member): restate the "
-               f"members you keep" if issue.code == "spec.unknown-constant" else
+               f"its whole value: restate the members you keep, or write only the member "
+               f"you change as a dotted name ({head}.MEMBER: value)" if issue.code == "spec.unknown-constant" else
                f"; the value comes from this override of {spelled!r}")
         return mark, why
     return None
@@ -441,10 +442,11 @@ def _quoted(issue: SpecIssue, token: Token, view: dict) -> bool:
     """Whether the issue's message quotes the value the descendants give the token (as its
     filters spell it: ``${a.key|pointer}`` is ``/b/c``); a value shorter than 3 characters
     is too common to tell."""
-    if token.head not in view:
+    if token.head not in view and token.name not in view:  # a.b: a child's dotted name
         return False
     try:
-        value = value_of(token, lambda dotted: lookup_constant(view, dotted))
+        value = value_of(token, lambda dotted: view[dotted] if dotted in view else
+                         lookup_constant(view, dotted))
     except (KeyError, TokenError):
         return False
     return isinstance(value, (str, int, float)) and not isinstance(value, bool) \
@@ -533,6 +535,20 @@ def _defined_in(layers: list[SpecFile], dotted: str) -> bool:
                 return False
             return True
     return False
+
+
+def _override_at(constants: dict, dotted: str) -> tuple | None:
+    """(mark, dotted key) of the entry of one file's constants that gives the path
+    ``dotted`` its value: the deepest key of a whole constant the path spells, or a dotted
+    name (``a.b: v``, one member of an inherited constant) on the path or inside the value
+    it reads; None when the file sets neither."""
+    head, _, rest = dotted.partition(".")
+    if head in constants:
+        return _override_mark(constants, head, rest)
+    steps = dotted.split(".")
+    name = next((name for name in constants if "." in str(name) and
+                 str(name).split(".")[:len(steps)] == steps[:len(str(name).split("."))]), None)
+    return None if name is None else (constants.key_marks.get(name), name)
 
 
 def _override_mark(constants: dict, head: str, rest: str):

@@ -203,6 +203,7 @@ def _render(parent_id: str, header: dict, revision: str, applies_to: dict,
         parts += ["",
                   "# Constants: restate only what changed (a name given here replaces the",
                   "# parent's whole value). Usually: renamed names, sizes, formats, file names.",
+                  "# A dotted name (a.b: value) replaces only that member of the parent's value.",
                   "constants:",
                   _indent(_dump(constants))]
     parts += ["",

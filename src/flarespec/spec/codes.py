@@ -45,6 +45,7 @@ CODES: dict[str, str] = {
     "spec.key-collision": "two keys of one mapping (or a member path and a member) equal once constants are substituted",
     "spec.constant-expression": "a ${expression} that cannot be computed (not a number, division by zero)",
     "spec.constant-cycle": "a derived constant computed from itself, directly or through others",
+    "spec.constant-override": "a dotted constant name (a.b) in a spec with no parent, or through a list",
     "spec.constant-restated": "a child's literal disagrees with what a parent computes there (warning)",
     "spec.path-syntax": "a bad JSONPath, pointer, template or metadata name",
     "spec.unknown-target": "a reference to neither a document, an iteration nor constants",

@@ -13,6 +13,9 @@ FORMAT_VERSIONS = [1]
 RULE_ID = r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$"
 SPEC_ID = r"^[a-z0-9][a-z0-9_.-]*(/[a-z0-9][a-z0-9_.-]*)*$"
 NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+# a constant's name, or a child's dotted name of one member of an inherited constant
+# (``derived_field.key``; a member as the token grammar spells it, resolve.py refuses a list)
+CONSTANT_NAME = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_-]+)*$"
 ENTRY_FILE_NAME = r"^[^/\\]+$"  # one path component: no directory, never empty
 
 def _about(description: str, *examples) -> dict:
@@ -173,8 +176,10 @@ SPEC = {
     "writer": {"type": "string", "regex": NAME,
                "meta": _about("the registered packet writer of `flarespec fixture write` "
                               "(inherited)")},
-    "constants": {"type": "dict", "keysrules": {"type": "string", "regex": NAME},
-                  "meta": _about("named values for ${...} and for constants: references")},
+    "constants": {"type": "dict", "keysrules": {"type": "string", "regex": CONSTANT_NAME},
+                  "meta": _about("named values for ${...} and for constants: references; "
+                                 "in a child, a dotted name (a.b) replaces one member of "
+                                 "an inherited constant")},
     # named shapes (a node: a mapping, or the name of a type or of another shape); the
     # keys inside a node are checked when compiling (engine/shapes.py, spec/compile.py)
     "shapes": {"type": "dict", "keysrules": {"type": "string", "regex": NAME},

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 
 from flarespec.engine.shapes import DROPPED
-from flarespec.spec.errors import SpecInvalid, SpecIssue
+from flarespec.spec.errors import SpecInvalid, SpecIssue, did_you_mean
 from flarespec.spec.load import SpecFile, SpecLibrary
 from flarespec.spec.yamlmarks import MarkedDict, MarkedList, plain
 
@@ -134,8 +134,11 @@ def _merge(merged: dict, layer: SpecFile, state: _MergeState) -> None:
         if key in data:
             target = merged.setdefault(key, _marked_dict(data[key]))
             merged.key_marks[key] = data.key_marks[key]
-            target.update(data[key])
-            target.key_marks.update(getattr(data[key], "key_marks", {}))
+            names = [name for name in data[key] if "." not in str(name)]  # a.b: below
+            target.update((name, data[key][name]) for name in names)
+            target.key_marks.update((name, data[key].key_marks.get(name)) for name in names)
+            if key == "constants":
+                _override_members(target, data, state)
     for name in data.get("documents", {}):  # a later spec may define a dropped name again
         state.dropped_documents.pop(name, None)
     if "shapes" in data:
@@ -169,6 +172,63 @@ def _merge(merged: dict, layer: SpecFile, state: _MergeState) -> None:
             rules.item_marks.append(mark)
             state.status[rule["id"]] = {"status": "added", "spec": layer.id}
         state.origin[rule["id"]] = layer.id
+
+
+def _override_members(constants: MarkedDict, data, state: _MergeState) -> None:
+    """A dotted constant name (``a.b.c: value``) replaces only that member of the value the
+    spec inherits, at any depth (each mapping on the way copied, so a parent's data is
+    never changed), with the key's mark, so lint and a review place it at this line. A
+    name in a spec with no parent, a path through a list, a path naming no inherited
+    member and a name overlapping another key of the file are errors at the key."""
+    own = data["constants"]
+    for name in [name for name in own if "." in str(name)]:
+        steps, at = str(name).split("."), own.key_marks.get(name)
+        problem = _override_problem(name, steps, own, data)
+        holder = _override_holder(constants, name, steps) if problem is None else problem
+        if isinstance(holder, tuple):  # (message, code)
+            state.issues.append(SpecIssue(holder[0], at, holder[1]))
+            continue
+        holder[steps[-1]], holder.key_marks[steps[-1]] = own[name], at
+
+
+def _override_problem(name, steps: list, own, data) -> tuple | None:
+    """(message, code) when the dotted ``name`` cannot override at all, else None."""
+    if "extends" not in data:
+        return (f"constant name {name!r} is dotted, which overrides a member of an "
+                f"inherited constant, but this spec extends nothing: write {steps[0]!r} "
+                f"with its whole value", "spec.constant-override")
+    for other in own:
+        other_steps = str(other).split(".")
+        shorter = min(len(steps), len(other_steps))
+        if other != name and steps[:shorter] == other_steps[:shorter]:
+            first = own.key_marks.get(other)
+            return (f"constant name {name!r} and {other!r} (at {first}) set the same value "
+                    f"twice, one inside the other: set it once", "spec.key-collision")
+    return None
+
+
+def _override_holder(constants: MarkedDict, name, steps: list):
+    """The inherited mapping holding the member ``steps`` names, each mapping from
+    ``constants`` down to it replaced by a copy; (message, code) when there is none."""
+    holder = constants
+    for depth, step in enumerate(steps):
+        reached = ".".join(steps[:depth]) or "constants"
+        if isinstance(holder, list):
+            return (f"constant name {name!r} goes through the list {reached!r}: a dotted "
+                    f"name overrides members of mappings, never a position in a list "
+                    f"(restate {reached!r} with the change)", "spec.constant-override")
+        if not isinstance(holder, dict) or step not in holder:
+            known = did_you_mean(step, list(holder)) if isinstance(holder, dict) else \
+                " (it is no mapping)"
+            missing = f"no inherited constant {step!r}" if depth == 0 else \
+                f"no inherited member: {reached!r} has no member {step!r}"
+            return (f"constant name {name!r} names {missing}{known}", "spec.unknown-constant")
+        if depth == len(steps) - 1:
+            return holder
+        if isinstance(holder[step], dict):
+            holder[step] = _copied(holder[step])
+        holder = holder[step]
+    return holder
 
 
 def _merge_shapes(merged: dict, data: dict, state: _MergeState) -> None:
