@@ -28,6 +28,7 @@ from flarespec.spec.errors import ERROR, SpecInvalid
 from flarespec.spec.load import SpecLibrary
 from flarespec.spec.open import bundled_library, open_compiled, open_spec
 from flarespec.spec.resolve import resolve
+from renamed_counters import counters, disagreeing, idle_metrics
 
 BUNDLED = "flare/bce032c0"
 HEAD = f"""\
@@ -121,34 +122,10 @@ def test_github_annotations_and_json_point_at_the_child(tmp_path):
     assert all("related" not in i for i in clean["specs"][0]["issues"])
 
 
-def idle_metrics(**literal: str) -> str:
-    """The parent's ``idle_metrics`` restated, each ``${counters.KEY}`` named in ``literal``
-    written as that literal name instead."""
-    lines = parent().read_text().splitlines()
-    start = lines.index("  idle_metrics:")
-    block = [lines[start]]
-    for line in lines[start + 1:]:
-        if not line.startswith("    - "):
-            break
-        for key, name in literal.items():
-            line = line.replace(f'"${{counters.{key}}}"', name)
-        block.append(line)
-    assert all(f"counters.{key}" not in "\n".join(block) for key in literal)
-    return "\n".join(block) + "\n"
-
-
-COUNTERS = """\
-  counters:
-    completed: flare_requests_completed_total
-    failed: flare_requests_failed_total
-    cancelled: flare_requests_cancelled_total
-    reused_tokens: %s
-"""
-
-
 def test_a_counter_renamed_in_counters_alone_lints_clean(tmp_path):
     """The parent's idle_metrics name the counters by ${counters.*}: a rename is one edit."""
-    path = child(tmp_path, HEAD + "constants:\n" + COUNTERS % "flare_cached_tokens_total")
+    path = child(tmp_path, HEAD + "constants:\n"
+                 + counters(reused_tokens="flare_cached_tokens_total"))
     result = lint_one(str(path))
     assert result.errors == []
     assert "flare_cached_tokens_total" in \
@@ -159,8 +136,7 @@ def test_a_counter_renamed_in_one_constant_is_at_the_two_lines_that_disagree(tmp
     """Was three errors at the child's `constants:` line: one, at the entry spelling the
     name read, with the child's idle_metrics entry spelling the name required."""
     path = child(tmp_path, HEAD + "constants:\n"
-                 + idle_metrics(reused_tokens="flare_prefix_tokens_reused_total")
-                 + COUNTERS % "flare_cached_tokens_total")
+                 + disagreeing("flare_cached_tokens_total", "flare_prefix_tokens_reused_total"))
     [issue] = errors(path)
     assert issue.code == "spec.name-not-required"
     assert where(issue) == (str(path), line_of(path, "reused_tokens: flare_cached_tokens_total"), 5)
@@ -318,8 +294,8 @@ def test_lint_goes_past_an_unknown_constant_to_the_shape_and_name_checks(tmp_pat
     """Resolution's issue does not stop the checks over the compiled spec: a counter
     renamed in one place is reported beside a misspelt constant."""
     path = child(tmp_path, HEAD + "constants:\n"
-                 + idle_metrics(reused_tokens="flare_prefix_tokens_reused_total")
-                 + COUNTERS % "flare_cached_tokens_total" + textwrap.dedent("""\
+                 + disagreeing("flare_cached_tokens_total", "flare_prefix_tokens_reused_total")
+                 + textwrap.dedent("""\
         rules:
           - id: toy.schema
             description: A misspelt constant.

@@ -25,6 +25,7 @@ from flarespec.fixtures.writers import write_packet
 from flarespec.review.shapes import expanded_shapes
 from flarespec.spec.errors import SpecInvalid
 from flarespec.spec.open import open_compiled
+from renamed_counters import counters, disagreeing
 
 MANIFEST = {"packet.files.missing-entry": "manifest_lists_all",
             "packet.files.extra-entry": "manifest_lists_only",
@@ -282,15 +283,20 @@ def test_conform_deletes_dropped_members_at_every_depth():
 # ------------------------------------------------------------------ refusing to write
 
 def test_fixture_write_refuses_a_counter_renamed_in_one_constant_only(tmp_path):
-    """Lint exits 2 (the counter the rules read is no longer required by the idle metrics);
-    fixture write used to write packets measure rejected (81 violations): now it refuses."""
+    """Lint exits 2 (the counter the rules read is not the one the restated idle metrics
+    require); fixture write used to write packets measure rejected (81 violations): now it
+    refuses. Renamed in ``counters`` alone (idle_metrics read it), it writes."""
+    renamed = spec_file(tmp_path, "ok.yaml", header("flare/ok", "flare/bce032c0", "renamed1")
+                        + counters(reused_tokens="flare_prefix_tokens_reused_total"))
+    assert invoke("fixture", "write", tmp_path / "ok", "--spec", renamed).exit_code == 0
+    snapshots = list((tmp_path / "ok").rglob("*.prom"))
+    assert snapshots and all("\nflare_prefix_tokens_reused_total " in "\n" + path.read_text()
+                             for path in snapshots)
     spec = spec_file(tmp_path, "renamed.yaml", header("flare/renamed", "flare/bce032c0", "renamed0")
-                     + "  counters:\n    completed: flare_requests_completed_total\n"
-                       "    failed: flare_requests_failed_total\n"
-                       "    cancelled: flare_requests_cancelled_total\n"
-                       "    reused_tokens: flare_prefix_tokens_reused_total\n")
+                     + disagreeing("flare_prefix_tokens_reused_total",
+                                   "flare_prompt_tokens_reused_total"))
     codes = {issue.code for issue in lint([str(spec)])[0].errors}
-    assert "spec.name-not-required" in codes
+    assert codes == {"spec.name-not-required"}
     for command in (("fixture", "write", tmp_path / "out", "--spec", spec),
                     ("fixture", "write", tmp_path / "out", "--pair", "--spec", spec)):
         written = invoke(*command)
