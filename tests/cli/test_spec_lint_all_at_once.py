@@ -216,6 +216,43 @@ rules:
 """
 
 
+UNHELD = """\
+flarespec: 1
+id: toy/unheld
+title: A member key with no holder
+applies_to: {given: "record:$.schema", equals: toy-1}
+constants:
+  field: {key: stats.rate}
+shapes:
+  record:
+    type: object
+    members:
+      schema: string
+      "${field.key}": number
+documents:
+  record: {loader: json, entry: true, shape: record}
+rules:
+  - id: toy.rate
+    description: The rate is not negative.
+    given: "record:${field.key|jsonpath}"
+    assert: {range: {min: 0}}
+  - id: toy.other
+    description: Another member, undeclared on its own.
+    given: "record:$.other"
+    assert: {present: true}
+"""
+
+
+def test_a_member_key_with_no_holder_is_one_error_not_one_per_reader(tmp_path):
+    """The rule reading stats.rate reads a member the shape lacks only because the key could
+    not be declared: one cause, one error (at the key); an unrelated undeclared member is
+    still its own error."""
+    path = child(tmp_path, UNHELD)
+    assert [(issue.code, where(issue)) for issue in errors(path)] == [
+        ("spec.document-shape", (str(path), line_of(path, '"${field.key}"'), 7)),
+        ("spec.undeclared-member", (str(path), line_of(path, "- id: toy.other"), 5))]
+
+
 def test_a_constant_override_is_at_the_childs_constant_not_the_parents_rule(tmp_path):
     """The derived field renamed by its constant while the parent's shape spells the name:
     `spec.undeclared-member` was at the parent's rule; it is at the child's `key:`, the

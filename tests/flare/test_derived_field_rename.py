@@ -62,6 +62,8 @@ def test_the_childs_pair_has_the_new_name_and_measures(child, tmp_path):
 
 
 def test_a_rename_into_an_undeclared_member_is_told_at_the_childs_line(child, tmp_path):
+    """One cause, one error: the rules reading the new path are not told again as
+    undeclared members (lint leaves out a read of a member path no member holds)."""
     path, _ = child
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text(path.read_text().replace(NEW_KEY, "stats.rate"))

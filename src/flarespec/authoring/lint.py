@@ -22,6 +22,7 @@ rule or member it drops) is moved to that edit's line, naming where it surfaced.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -245,11 +246,32 @@ def _compile(resolved: ResolvedSpec, result: LintResult, explained: Callable) ->
     if not result.errors:
         result.compiled = compiled
     declared_but_failed = _shapes_not_compiled(compiled)
+    unheld = _reads_an_unheld_member(resolved)
     _step(result, "the shape check",
-          lambda: [i for i in shape_issues(compiled) if i.code != NO_SHAPE
-                   or i.mark not in declared_but_failed.values()])
+          lambda: [i for i in shape_issues(compiled) if (i.code != NO_SHAPE
+                   or i.mark not in declared_but_failed.values()) and not unheld(i)])
     if not declared_but_failed:  # a name a failed shape requires would seem required nowhere
         _step(result, "the name check", name_issues, compiled)
+
+
+# resolve.py's spec.document-shape for a member key ${...} naming a path with no holder
+_UNHELD = re.compile(r"member key .* is the path '([^']+)', but these members declare no "
+                     r"member '([^']+)' to hold it")
+
+
+def _reads_an_unheld_member(resolved: ResolvedSpec) -> Callable[[SpecIssue], bool]:
+    """Whether an undeclared-member issue reads a member path that resolution could not
+    declare (a key ``${field.key}`` that is ``a.b`` where no member ``a`` holds it): the
+    same cause, said once, at the key (or the override that made it)."""
+    unheld = []
+    for issue in resolved.issues:
+        found = _UNHELD.match(issue.message) if issue.code == "spec.document-shape" else None
+        if found:
+            path, holder = found.groups()
+            unheld.append((f"reads member {holder.split('.')[-1]!r} of ", re.compile(
+                rf"(?<!\w){re.escape(path)}(?!\w)|/{re.escape(path.replace('.', '/'))}(?!\w)")))
+    return lambda issue: issue.code == "spec.undeclared-member" and any(
+        holder in issue.message and path.search(issue.message) for holder, path in unheld)
 
 
 def _shapes_not_compiled(compiled: CompiledSpec) -> dict:
