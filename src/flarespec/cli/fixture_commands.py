@@ -36,7 +36,9 @@ def open_for_writing(spec_ref: str | None):
 
 def refuse_unlinted(ref: str) -> None:
     """Lint ``ref`` (a bundled id or a spec file) as ``spec lint`` does; on an error print
-    every error (file:line:column, code) to stderr and exit 2, before anything is written.
+    every error to stderr, each on a line of its own starting with its file:line:column
+    (as ``spec lint`` and ``spec diff`` print them, so an editor's problem matcher reads
+    them), and exit 2, before anything is written.
     Bundled specs are linted too (an editable install's may be edited); one spec is linted
     once per process and set of file contents (its writer check: authoring/writer_lint.py)."""
     from flarespec.authoring.lint import lint
@@ -48,7 +50,7 @@ def refuse_unlinted(ref: str) -> None:
     click.echo(f"error: spec {ref} does not lint ({count} error{'s' * (count != 1)}): no "
                f"packet is written (`flarespec spec lint {ref}` says the same)", err=True)
     for issue in result.errors:
-        click.echo(f"  {issue}", err=True)
+        click.echo(str(issue), err=True)
     sys.exit(2)
 
 
