@@ -97,7 +97,7 @@ class Documents:
             return self._paths[key]
         group = self._sink.open_group()
         try:
-            path = self._found_path(name, scope)
+            path = self.document_path(name, scope)
         finally:
             group = self._sink.close_group(group)
         if group is not None:
@@ -108,7 +108,10 @@ class Documents:
             self._whole_paths.setdefault(path, document)
         return path
 
-    def _found_path(self, name: str, scope: dict) -> str | None:
+    def document_path(self, name: str, scope: dict) -> str | None:
+        """The root-relative path of document ``name`` for ``scope`` (its template filled, or
+        its ``path_from`` read), or None with the reason reported as a violation; the one
+        resolution of a document's path (run time and the catalog's targets)."""
         scope = self._own_scope(name, scope)
         document = self.spec.documents[name]
         path = None
