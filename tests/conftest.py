@@ -32,7 +32,7 @@ def pytest_configure(config):
     # environment) lives in a private directory: the user's ~/.cache is never read or written.
     config.spec_cache_dir = tempfile.mkdtemp(prefix="flarespec-spec-cache-")
     os.environ["FLARESPEC_CACHE_DIR"] = config.spec_cache_dir
-    # ... and so does the key that proves an entry was written by flarespec (spec/cache.py)
+    # ... and so does the key that proves an entry was written by flarespec (compiler/cache.py)
     config.spec_cache_key_dir = tempfile.mkdtemp(prefix="flarespec-spec-cache-key-")
     os.environ["FLARESPEC_CACHE_KEY_FILE"] = os.path.join(config.spec_cache_key_dir, "key")
 

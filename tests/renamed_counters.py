@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flarespec.spec.open import bundled_library
+from flarespec.compiler.open import bundled_library
 
 PARENT = "flare/bce032c0"
 

@@ -1,5 +1,5 @@
-"""Imports flow one way (docs/architecture.md, Rooms): loaders → engine → spec → adapter →
-fixtures → cli (output/, the renderers and progress, below them all), with review/ and authoring/ (tools over spec, for the command line) and
+"""Imports flow one way (docs/architecture.md, Rooms): loaders → engine → compiler → adapter →
+fixtures → cli (output/, the renderers and progress, below them all), with review/ and authoring/ (tools over the compiler, for the command line) and
 hooks/ and flare/ beside them; nothing imports the command line, and nothing the compiler,
 engine or loaders need imports review or authoring. A room importing one it may not is a
 design change to make on purpose, in that table first."""
@@ -17,14 +17,14 @@ MAY_IMPORT = {
     "output": set(),
     "loaders": set(),
     "engine": {"loaders"},
-    "spec": {"engine", "loaders"} | DATA,
-    "review": {"output", "spec", "engine", "loaders"},
-    "authoring": {"output", "fixtures", "spec", "engine", "loaders"},  # fixtures: writer lint
+    "compiler": {"engine", "loaders"} | DATA,
+    "review": {"output", "compiler", "engine", "loaders"},
+    "authoring": {"output", "fixtures", "compiler", "engine", "loaders"},  # fixtures: writer lint
     "hooks": {"engine"},
-    "adapter": {"output", "spec", "engine", "loaders"},
-    "fixtures": {"output", "adapter", "spec", "engine", "loaders"} | DATA,
-    "flare": {"fixtures", "spec", "engine", "loaders"},
-    "cli": {"review", "authoring", "adapter", "fixtures", "spec", "engine", "loaders",
+    "adapter": {"output", "compiler", "engine", "loaders"},
+    "fixtures": {"output", "adapter", "compiler", "engine", "loaders"} | DATA,
+    "flare": {"fixtures", "compiler", "engine", "loaders"},
+    "cli": {"review", "authoring", "adapter", "fixtures", "compiler", "engine", "loaders",
             "output"},
 }
 

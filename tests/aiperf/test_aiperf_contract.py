@@ -17,7 +17,7 @@ import pytest
 from flarespec.engine.evaluate import evaluate
 from flarespec.fixtures.catalog import load_catalog
 from flarespec.fixtures.check import PASSED, check_case
-from flarespec.spec.open import open_compiled
+from flarespec.compiler.open import open_compiled
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "aiperf"
 DATA, CATALOG = FIXTURES / "run1", FIXTURES / "catalog.yaml"

@@ -211,7 +211,7 @@ def test_runner_commands_name_the_environment_they_read():
     their --help says so, with the variables' names as adapter.parallel and spec.cache
     read them."""
     from flarespec.adapter.parallel import JOBS_VARIABLE
-    from flarespec.spec.cache import DIRECTORY_VARIABLE, DISABLE_VARIABLE
+    from flarespec.compiler.cache import DIRECTORY_VARIABLE, DISABLE_VARIABLE
 
     for command in ("measure", "validate-pair"):
         shown = invoke(command, "--help").output

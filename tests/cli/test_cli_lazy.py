@@ -65,7 +65,7 @@ def tooling_rooms(modules: set[str]) -> set[str]:
 def test_top_level_help_imports_no_subcommand_module():
     modules = imported_by("--help")
     assert not modules & SPEC_TOOLING and not tooling_rooms(modules)
-    assert not {m for m in modules if m.startswith(("flarespec.spec", "flarespec.engine"))}
+    assert not {m for m in modules if m.startswith(("flarespec.compiler", "flarespec.engine"))}
 
 
 def test_measure_imports_no_spec_tooling(packet_pair, tmp_path):
@@ -86,8 +86,8 @@ def test_spec_help_lists_its_lazy_commands_without_importing_them():
 # What a measure whose spec comes from the compiled-spec cache never needs: the YAML parser
 # and the spec's own schema, the token grammar of ${...} constants, the shape compiler, the
 # suggestions for a misspelt name.
-SPEC_COMPILING = {"yaml", "flarespec.spec.yamlparse", "flarespec.spec.metaschema",
-                  "flarespec.spec.tokens", "flarespec.spec.shapes", "difflib"}
+SPEC_COMPILING = {"yaml", "flarespec.compiler.yamlparse", "flarespec.compiler.metaschema",
+                  "flarespec.compiler.tokens", "flarespec.compiler.shapes", "difflib"}
 
 
 def test_measure_from_the_cache_imports_no_yaml_parser(packet_pair, tmp_path):
@@ -96,4 +96,4 @@ def test_measure_from_the_cache_imports_no_yaml_parser(packet_pair, tmp_path):
                  str(tmp_path / "r.json"), "--quiet")
     imported_by(*arguments)  # compiles and stores the bundled specs if the cache lacks them
     modules = imported_by(*arguments)
-    assert "flarespec.spec.compile" in modules and not modules & SPEC_COMPILING
+    assert "flarespec.compiler.compile" in modules and not modules & SPEC_COMPILING

@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from flarespec.cli import main
-from flarespec.spec import load as spec_load
-from flarespec.spec import open as spec_open
+from flarespec.compiler import load as spec_load
+from flarespec.compiler import open as spec_open
 
 RELEASED = spec_load.bundled_spec_dir() / "flare" / "bce032c0.yaml"
 OTHER_REVISION = "c0ffee15a1b2c3d4e5f60718293a4b5c6d7e8f90"

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from flarespec.cli import main
-from flarespec.spec.errors import ERROR, WARNING
+from flarespec.compiler.errors import ERROR, WARNING
 from flarespec.authoring.lint import lint
 
 BUNDLED = "flare/bce032c0"

@@ -23,11 +23,11 @@ import pytest
 from cli_run import run
 from flarespec.authoring import lint as lint_module
 from flarespec.authoring.lint import lint_one
-from flarespec.spec.compile import _Compiler, compile_spec
-from flarespec.spec.errors import ERROR, SpecInvalid
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.open import bundled_library, open_compiled, open_spec
-from flarespec.spec.resolve import resolve
+from flarespec.compiler.compile import _Compiler, compile_spec
+from flarespec.compiler.errors import ERROR, SpecInvalid
+from flarespec.compiler.load import SpecLibrary
+from flarespec.compiler.open import bundled_library, open_compiled, open_spec
+from flarespec.compiler.resolve import resolve
 from renamed_counters import counters, disagreeing, idle_metrics
 
 BUNDLED = "flare/bce032c0"

@@ -24,8 +24,8 @@ def write_files(root: Path, docs: dict) -> None:
 
 def compile_text(directory: Path, text: str, file_name: str = "spec.yaml"):
     """Write a spec file into ``directory`` and compile it the one way specs are opened
-    (``flarespec.spec.open.open_compiled``, a file reference)."""
-    from flarespec.spec.open import open_compiled
+    (``flarespec.compiler.open.open_compiled``, a file reference)."""
+    from flarespec.compiler.open import open_compiled
 
     directory.mkdir(parents=True, exist_ok=True)
     (directory / file_name).write_text(text)

@@ -16,10 +16,10 @@ from click.testing import CliRunner
 
 from flarespec.cli import main
 from flarespec.engine.evaluate import Evaluation
-from flarespec.spec.compile import compile_spec
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.resolve import resolve
+from flarespec.compiler.compile import compile_spec
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.load import SpecLibrary
+from flarespec.compiler.resolve import resolve
 
 SPEC = """\
 flarespec: 1

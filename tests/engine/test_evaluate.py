@@ -17,9 +17,9 @@ import pytest
 from document_files import write_files
 
 from flarespec.engine.evaluate import evaluate
-from flarespec.spec.compile import compile_spec
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.resolve import resolve
+from flarespec.compiler.compile import compile_spec
+from flarespec.compiler.load import SpecLibrary
+from flarespec.compiler.resolve import resolve
 
 TOY = Path(__file__).parent / "toy"
 
@@ -803,9 +803,9 @@ rules:
     assert: {equals: {ref: "shelf_file:$.total", at: {shelf: previous}}}
 """)
     from flarespec.engine.evaluate import evaluate
-    from flarespec.spec.compile import compile_spec
-    from flarespec.spec.load import SpecLibrary
-    from flarespec.spec.resolve import resolve
+    from flarespec.compiler.compile import compile_spec
+    from flarespec.compiler.load import SpecLibrary
+    from flarespec.compiler.resolve import resolve
 
     library = SpecLibrary([spec_dir])
     report = evaluate(compile_spec(resolve(library.get("toy/previous"), library)),
@@ -897,7 +897,7 @@ def test_a_rule_runs_after_the_rules_it_requires(tmp_path):
 ])
 def test_requires_is_checked_at_load_with_file_line_and_column(tmp_path, requires, code,
                                                                 message):
-    from flarespec.spec.errors import SpecInvalid
+    from flarespec.compiler.errors import SpecInvalid
 
     with pytest.raises(SpecInvalid) as caught:
         case_spec(tmp_path, f"""

@@ -12,13 +12,13 @@ import pytest
 from bounded_call import finishes_within
 
 from flarespec.engine.evaluate import evaluate
-from flarespec.spec.compile import compile_spec
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec import load
+from flarespec.compiler.compile import compile_spec
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler import load
 from flarespec.authoring.literals import literal_constant_warnings
-from flarespec.spec.load import SpecLibrary, bundled_spec_dir
-from flarespec.spec.resolve import dropped_document_references, resolve
-from flarespec.spec.yamlmarks import MarkedDict, MarkedList
+from flarespec.compiler.load import SpecLibrary, bundled_spec_dir
+from flarespec.compiler.resolve import dropped_document_references, resolve
+from flarespec.compiler.yamlmarks import MarkedDict, MarkedList
 
 TOY = Path(__file__).parent / "toy"
 

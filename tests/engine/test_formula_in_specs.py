@@ -14,10 +14,10 @@ from document_files import write_files
 
 from flarespec.engine.evaluate import evaluate
 from flarespec.engine.formula import compile_formula
-from flarespec.spec.compile import compile_spec
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.resolve import resolve
+from flarespec.compiler.compile import compile_spec
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.load import SpecLibrary
+from flarespec.compiler.resolve import resolve
 
 HEAD = """\
 flarespec: 1

@@ -14,10 +14,10 @@ import pytest
 
 from flarespec.engine import hooks
 from flarespec.engine.evaluate import evaluate
-from flarespec.spec.compile import compile_spec
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.resolve import resolve
+from flarespec.compiler.compile import compile_spec
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.load import SpecLibrary
+from flarespec.compiler.resolve import resolve
 
 TOY_HOOKS = '''
 from flarespec.engine.hooks import Failure, MetricResult, check_hook, metric_hook

@@ -19,11 +19,11 @@ from test_evaluate import TOY_HEADER, case_spec, write_docs
 from flarespec.engine import scopes
 from flarespec.engine.evaluate import Evaluation, evaluate
 from flarespec.engine.scopes import MAX_BINDINGS
-from flarespec.spec import bindings
-from flarespec.spec.compile import compile_spec
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.resolve import resolve
+from flarespec.compiler import bindings
+from flarespec.compiler.compile import compile_spec
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.load import SpecLibrary
+from flarespec.compiler.resolve import resolve
 
 HEAD = """\
 flarespec: 1

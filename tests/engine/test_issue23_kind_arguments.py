@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 from test_kinds import RULE, check, run
 
 from flarespec.engine.kinds import KINDS, ArgumentMistyped, _expand, _generated
-from flarespec.spec.compile import compile_spec
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.resolve import resolve
+from flarespec.compiler.compile import compile_spec
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.load import SpecLibrary
+from flarespec.compiler.resolve import resolve
 
 HEAD = """\
 flarespec: 1

@@ -18,10 +18,10 @@ from flarespec.loaders import KNOWN_LOADERS, Option, register_loader
 from flarespec.loaders.limits import MAX_HEAD_BYTES
 from flarespec.loaders.options import ENGINE_LOADERS, declared_options, option_problems
 from flarespec.loaders.registry import FORMATS, LOADERS
-from flarespec.spec.compile import compile_spec
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.resolve import resolve
+from flarespec.compiler.compile import compile_spec
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.load import SpecLibrary
+from flarespec.compiler.resolve import resolve
 
 SPEC = """\
 flarespec: 1

@@ -16,10 +16,10 @@ import yaml
 
 from flarespec.engine.evaluate import evaluate
 from flarespec.engine.kinds import KINDS
-from flarespec.spec.compile import compile_spec
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.resolve import resolve
+from flarespec.compiler.compile import compile_spec
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.load import SpecLibrary
+from flarespec.compiler.resolve import resolve
 
 RULE = "toy.kind"
 CONSTANTS = {"colours": ["red", "green"], "n": 3}
@@ -852,7 +852,7 @@ def test_json_type_by_exact_type_is_json_type_by_its_tests():
     from decimal import Decimal
 
     from flarespec.engine.values import json_type
-    from flarespec.spec.yamlmarks import MarkedDict
+    from flarespec.compiler.yamlmarks import MarkedDict
 
     class Listed(list):
         pass

@@ -9,8 +9,8 @@ from click.testing import CliRunner
 
 from flarespec.adapter.select import select_spec
 from flarespec.cli import main
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.open import UNKNOWN_SPEC, bundled_compiled, open_compiled, open_spec
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.open import UNKNOWN_SPEC, bundled_compiled, open_compiled, open_spec
 
 BUNDLED = "flare/bce032c0"
 ALL_BUNDLED = "aiperf/profile-export, flare/bce032c0"  # every bundled id, sorted

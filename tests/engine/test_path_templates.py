@@ -12,8 +12,8 @@ import pytest
 from flarespec.engine.evaluate import evaluate
 from flarespec.engine.path_templates import JsonPathTemplate, has_placeholders
 from flarespec.engine.paths import PathSyntaxError
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.open import open_compiled
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.open import open_compiled
 
 SPEC = """\
 flarespec: 1

@@ -21,9 +21,9 @@ from flarespec.engine.paths import (
 )
 from flarespec.engine.readers import fixed_reader
 from flarespec.engine.refs import compile_ref
-from flarespec.spec.compile import compile_spec
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.resolve import resolve
+from flarespec.compiler.compile import compile_spec
+from flarespec.compiler.load import SpecLibrary
+from flarespec.compiler.resolve import resolve
 
 DOC = {
     "items": [{"sku": "a", "count": 1}, {"sku": "b", "count": 2}, {"sku": "c", "count": 0}],

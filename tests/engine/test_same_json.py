@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from flarespec.engine import values as values_module
 from flarespec.engine.values import same_json
-from flarespec.spec.yamlmarks import MarkedDict
+from flarespec.compiler.yamlmarks import MarkedDict
 
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True),
                     st.text(max_size=3), st.sampled_from([0, 1, 1.0, True, -0.0, 0.0]))

@@ -1,4 +1,4 @@
-"""Document shapes: the checker (engine/shapes.py), their compilation (spec/shapes.py), their
+"""Document shapes: the checker (engine/shapes.py), their compilation (compiler/shapes.py), their
 merge through ``extends``, the engine's check at load, spec diff and spec lint over them."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from document_files import compile_text, write_files
 from flarespec.engine.evaluate import evaluate
 from flarespec.engine.shapes import MAX_PROBLEMS_PER_CONTAINER, Shape, build
 from flarespec.review.diff import diff_specs
-from flarespec.spec.errors import SpecInvalid
+from flarespec.compiler.errors import SpecInvalid
 from flarespec.authoring.lint import lint_one
-from flarespec.spec.open import open_compiled
+from flarespec.compiler.open import open_compiled
 
 
 def problems(node: dict, value) -> list[tuple[str, str]]:

@@ -1,4 +1,4 @@
-"""The compiled-spec cache (flarespec.spec.cache): a hit behaves as a fresh compile, any
+"""The compiled-spec cache (flarespec.compiler.cache): a hit behaves as a fresh compile, any
 change or doubt rebuilds, an untrusted file is never unpickled, and a cache that cannot be
 written changes nothing."""
 
@@ -17,10 +17,10 @@ from bounded_call import finishes_within
 import flarespec
 from flarespec.adapter.commands import measure
 from flarespec.engine.evaluate import Evaluation
-from flarespec.spec import cache
-from flarespec.spec import open as spec_open
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.load import SpecLibrary
+from flarespec.compiler import cache
+from flarespec.compiler import open as spec_open
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.load import SpecLibrary
 
 BUNDLED = "flare/bce032c0"
 # every bundled spec: the cache keeps them as one entry, compiled together

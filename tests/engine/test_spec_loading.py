@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from bounded_call import finishes_within
 
-from flarespec.spec.compile import compile_spec
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.load import MAX_SPEC_BYTES, SpecLibrary, read_spec_file
-from flarespec.spec.resolve import resolve
-from flarespec.spec.yamlmarks import INT_MAX, INT_MIN, MAX_ALIASES, MAX_DEPTH, MAX_NODES
+from flarespec.compiler.compile import compile_spec
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.load import MAX_SPEC_BYTES, SpecLibrary, read_spec_file
+from flarespec.compiler.resolve import resolve
+from flarespec.compiler.yamlmarks import INT_MAX, INT_MIN, MAX_ALIASES, MAX_DEPTH, MAX_NODES
 
 TOY = Path(__file__).parent / "toy"
 
@@ -709,7 +709,7 @@ def schema_hook(monkeypatch):
     from flarespec.engine import hooks
 
     monkeypatch.setattr(hooks, "HOOKS", dict(hooks.HOOKS))
-    monkeypatch.setattr("flarespec.spec.compile.HOOKS", hooks.HOOKS)
+    monkeypatch.setattr("flarespec.compiler.compile.HOOKS", hooks.HOOKS)
     hooks.check_hook("toy.schema", args={"numbers": "list", "label": "string?"})(
         lambda ctx, args: iter(()))
 

@@ -14,7 +14,7 @@ from cli_run import run
 from flarespec.fixtures.catalog import CatalogError, build_case, load_catalog
 from flarespec.fixtures.check import FAILED, PASSED, check_cases
 from flarespec.fixtures.mutations import MutationError, apply_mutation
-from flarespec.spec.open import open_compiled
+from flarespec.compiler.open import open_compiled
 
 SPEC = """\
 flarespec: 1

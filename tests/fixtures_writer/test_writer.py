@@ -206,7 +206,7 @@ def test_group_and_request_order_follow_the_matrix(spec, constants, tmp_path, re
 
 def child_spec(tmp_path: Path, constants: dict, spec_id: str = "flare/next"):
     """A child of the bundled spec overriding ``constants``, compiled from a file."""
-    from flarespec.spec.open import open_compiled
+    from flarespec.compiler.open import open_compiled
 
     path = tmp_path / "next.yaml"
     path.write_text(yaml.safe_dump({"flarespec": 1, "id": spec_id, "title": "next revision",

@@ -23,8 +23,8 @@ from flarespec.cli import main
 from flarespec.engine.shapes import DROPPED
 from flarespec.fixtures.writers import write_packet
 from flarespec.review.shapes import expanded_shapes
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.open import open_compiled
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.open import open_compiled
 from renamed_counters import counters, disagreeing
 
 MANIFEST = {"packet.files.missing-entry": "manifest_lists_all",

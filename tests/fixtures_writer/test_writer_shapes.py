@@ -11,8 +11,8 @@ import pytest
 
 from flarespec.adapter.commands import measure
 from flarespec.fixtures.writers import conform, write_packet
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.open import open_compiled
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.open import open_compiled
 
 CHILD = """\
 flarespec: 1

@@ -16,8 +16,8 @@ from flarespec.adapter.commands import measure
 from flarespec.cli import main
 from flarespec.fixtures import writers
 from flarespec.fixtures.writers import WriterError, write_packet, write_pair
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.open import open_compiled
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.open import open_compiled
 
 MANIFEST_RULES = ("packet.files.missing-entry", "packet.files.extra-entry", "packet.files.digest")
 MANIFEST_KINDS = ("manifest_lists_all", "manifest_lists_only", "manifest_digests")

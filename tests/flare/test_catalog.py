@@ -286,7 +286,7 @@ def test_cases_spell_no_value_the_catalog_names(spec, tmp_path):
     from flarespec.fixtures.catalog import resolve_names
     from flarespec.fixtures.targets import Locator, Target
     from flarespec.fixtures.writers import write_packet
-    from flarespec.spec.tokens import find_tokens
+    from flarespec.compiler.tokens import find_tokens
 
     locate = Locator(spec, write_packet(tmp_path / "packet", spec))
     names = {key: locate(value) if isinstance(value, Target) else value

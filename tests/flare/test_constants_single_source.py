@@ -20,10 +20,10 @@ from flarespec.adapter.commands import measure
 from flarespec.fixtures.mutations import refresh_digests, set_json, set_json_sha256
 from flarespec.fixtures.writers import write_packet
 from flarespec.authoring.literals import literal_constant_warnings
-from flarespec.spec.load import SpecLibrary, bundled_spec_dir
-from flarespec.spec.resolve import resolve
-from flarespec.spec.tokens import lookup_constant, spelled_names
-from flarespec.spec.yamlmarks import marked_strings
+from flarespec.compiler.load import SpecLibrary, bundled_spec_dir
+from flarespec.compiler.resolve import resolve
+from flarespec.compiler.tokens import lookup_constant, spelled_names
+from flarespec.compiler.yamlmarks import marked_strings
 
 PARENT = "flare/bce032c0"
 NEW_REVISION = "2" * 40

@@ -18,7 +18,7 @@ from flarespec.adapter.commands import measure
 from flarespec.cli import main
 from flarespec.fixtures.mutations import refresh_digests, set_json
 from flarespec.fixtures.writers import write_packet
-from flarespec.spec.open import open_compiled
+from flarespec.compiler.open import open_compiled
 
 PARENT = "flare/bce032c0"
 REVISION = "3" * 40

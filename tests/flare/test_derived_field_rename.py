@@ -13,8 +13,8 @@ import yaml
 
 from cli_run import run
 from flarespec.authoring.lint import lint_one
-from flarespec.spec.load import SpecLibrary, bundled_spec_dir
-from flarespec.spec.resolve import resolve
+from flarespec.compiler.load import SpecLibrary, bundled_spec_dir
+from flarespec.compiler.resolve import resolve
 
 PARENT = "flare/bce032c0"
 NEW_KEY = "analysis.prefill_tokens_per_second_v2"

@@ -22,7 +22,7 @@ from flarespec.fixtures.catalog import CaseNotApplicable, build, load_catalog
 from flarespec.fixtures.targets import Locator, TargetError, TargetGone, parse_target, \
     resolve_place
 from flarespec.fixtures.writers import write_packet
-from flarespec.spec.open import open_compiled
+from flarespec.compiler.open import open_compiled
 
 ROOT = Path(__file__).resolve().parents[2]
 _, CASES = load_catalog(ROOT / "fixtures/flare/catalog.yaml")

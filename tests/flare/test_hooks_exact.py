@@ -18,7 +18,7 @@ from flarespec.adapter.commands import measure
 from flarespec.authoring.lint import lint_one
 from flarespec.engine.evaluate import evaluate
 from flarespec.fixtures.mutations import prom_add, prom_set, refresh_digests
-from flarespec.spec.open import open_compiled
+from flarespec.compiler.open import open_compiled
 from renamed_counters import disagreeing
 
 BIG = 2 ** 60

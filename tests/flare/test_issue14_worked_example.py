@@ -17,8 +17,8 @@ from flarespec.adapter.commands import measure
 from flarespec.cli import main
 from flarespec.fixtures.writers import write_pair
 from flarespec.authoring.lint import lint_one
-from flarespec.spec.load import bundled_spec_dir
-from flarespec.spec.open import open_compiled
+from flarespec.compiler.load import bundled_spec_dir
+from flarespec.compiler.open import open_compiled
 from git_repo import git
 
 CHILD = Path(__file__).parent / "data" / "d00dfeed.yaml"

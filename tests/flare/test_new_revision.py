@@ -9,7 +9,7 @@ import statistics
 import yaml
 
 from flarespec.adapter.commands import measure
-from flarespec.spec.open import open_compiled as compile_file
+from flarespec.compiler.open import open_compiled as compile_file
 from flarespec.fixtures.writers import write_packet
 
 NEW_REVISION = "1" * 40

@@ -214,7 +214,7 @@ def test_the_request_cases_are_as_the_page_shows():
 def draft_text() -> str:
     """The example as it is while edited: a draft, as `spec new` writes it (steps 2-5)."""
     from flarespec.authoring.scaffold import scaffold
-    from flarespec.spec.open import open_spec
+    from flarespec.compiler.open import open_spec
 
     scaffolded = scaffold(open_spec(PARENT), REVISION)
     released = scaffolded.replace("\n".join(DRAFT_LINES) + "\n", "")

@@ -7,9 +7,9 @@ import textwrap
 from pathlib import Path
 
 from flarespec.engine.evaluate import evaluate
-from flarespec.spec.compile import compile_spec
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.resolve import resolve
+from flarespec.compiler.compile import compile_spec
+from flarespec.compiler.load import SpecLibrary
+from flarespec.compiler.resolve import resolve
 
 
 def records_spec(tmp_path: Path, loader: str, shape: str, rules: str = ""):

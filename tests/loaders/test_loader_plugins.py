@@ -23,7 +23,7 @@ from flarespec.loaders import (
     register_loader,
     registry,
 )
-from flarespec.spec.errors import SpecInvalid
+from flarespec.compiler.errors import SpecInvalid
 
 # The documented example (docs/loaders.md, "Plug-ins"): `name = value` lines, one record each.
 TOY = '''

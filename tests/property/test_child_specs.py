@@ -20,7 +20,7 @@ from hypothesis import example, given, settings
 from flarespec.adapter.commands import measure
 from flarespec.authoring.lint import lint_one
 from flarespec.fixtures.writers import write_pair
-from flarespec.spec.open import open_compiled
+from flarespec.compiler.open import open_compiled
 
 from child_specs import child_spec, edits
 from cli_run import run

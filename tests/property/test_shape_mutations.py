@@ -22,7 +22,7 @@ import pytest
 from flarespec.engine.evaluate import Evaluation
 from flarespec.fixtures.mutations import refresh_digests
 from flarespec.fixtures.writers import write_packet
-from flarespec.spec.open import open_compiled
+from flarespec.compiler.open import open_compiled
 
 from shape_sites import apply, site_id, sites
 

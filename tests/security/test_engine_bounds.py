@@ -21,9 +21,9 @@ from flarespec.engine.kinds import KINDS
 from flarespec.engine.values import differences, strict_equal
 from flarespec.engine.report import MAX_KEPT_PER_RULE, Report, Violation, shorten, shown
 from flarespec.loaders.strict_json import load_json
-from flarespec.spec.compile import compile_spec
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.resolve import resolve
+from flarespec.compiler.compile import compile_spec
+from flarespec.compiler.load import SpecLibrary
+from flarespec.compiler.resolve import resolve
 
 PYTHON_DEPTH = 5000  # far beyond the recursion limit, built in Python (no loader involved)
 JSON_DEPTH = 900     # deep, yet within what the stdlib JSON parser accepts

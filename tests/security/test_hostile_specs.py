@@ -22,8 +22,8 @@ from hostile import run_bounded
 
 from flarespec.cli import main
 from flarespec.fixtures.writers import write_packet
-from flarespec.spec.load import MAX_SPEC_BYTES
-from flarespec.spec.yamlmarks import MAX_ALIASES
+from flarespec.compiler.load import MAX_SPEC_BYTES
+from flarespec.compiler.yamlmarks import MAX_ALIASES
 
 BUNDLED = "flare/bce032c0"
 SECONDS_AT_MOST = 5.0       # the brief's bound for a hostile spec, far above the ~0.2 s taken

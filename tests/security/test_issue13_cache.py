@@ -21,8 +21,8 @@ import pytest
 from packet_tree import tree_digest
 
 from flarespec.adapter.commands import measure
-from flarespec.spec import cache
-from flarespec.spec import open as spec_open
+from flarespec.compiler import cache
+from flarespec.compiler import open as spec_open
 
 CLI = (sys.executable, "-m", "flarespec")
 

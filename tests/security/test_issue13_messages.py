@@ -161,8 +161,8 @@ def test_good_formula_tolerances_still_lint(tmp_path, value):
 
 def test_a_bad_formula_tolerance_is_refused_when_the_spec_is_compiled(tmp_path):
     """Not only lint: compiling (what measure --spec does) refuses it at the key's line."""
-    from flarespec.spec.errors import SpecInvalid
-    from flarespec.spec.open import open_compiled
+    from flarespec.compiler.errors import SpecInvalid
+    from flarespec.compiler.open import open_compiled
 
     spec = tmp_path / "tol.yaml"
     spec.write_text(FORMULA_SPEC.format(key="rel_tol", value="-1"))

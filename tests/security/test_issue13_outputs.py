@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from packet_tree import tree_digest
 
 from flarespec.cli import main
-from flarespec.spec.load import bundled_spec_dir
+from flarespec.compiler.load import bundled_spec_dir
 
 CHILD = "flarespec: 1\nid: flare/child13\ntitle: c\nextends: flare/bce032c0\n"
 

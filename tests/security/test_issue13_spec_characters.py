@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from packet_tree import tree_digest
 
 from flarespec.cli import main
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.load import read_spec_file
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.load import read_spec_file
 
 CODE = "spec.yaml-character"
 # (text, line, column of the offending character)

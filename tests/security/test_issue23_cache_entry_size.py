@@ -15,8 +15,8 @@ import pickle
 import pytest
 from hostile import run_bounded
 
-from flarespec.spec import cache
-from flarespec.spec import open as spec_open
+from flarespec.compiler import cache
+from flarespec.compiler import open as spec_open
 
 MIB = 1 << 20
 

@@ -31,7 +31,7 @@ from flarespec.cli.path_command import MAX_PRINTED
 from flarespec.engine.evaluate import evaluate
 from flarespec.engine.jsonpath import MAX_SELECTED, CompiledJsonPath, SelectionTooLarge
 from flarespec.loaders.locations import location_keys, location_of
-from flarespec.spec.open import open_compiled
+from flarespec.compiler.open import open_compiled
 
 SECONDS_AT_MOST = 5.0
 RSS_AT_MOST = 300 << 20

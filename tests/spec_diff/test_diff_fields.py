@@ -124,7 +124,7 @@ def test_constant_readers_are_unknown_for_plain_data_and_say_so():
 
 
 def test_renames_are_followed_across_generations(tmp_path):
-    from flarespec.spec.open import open_spec
+    from flarespec.compiler.open import open_spec
 
     rule_text = ("  - id: {id}\n{renamed}    description: A.\n    given: \"doc:$.a\"\n"
                  "    assert: {{equals: 1}}\n")

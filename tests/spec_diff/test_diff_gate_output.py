@@ -180,7 +180,7 @@ def test_a_fifo_as_acknowledgements_file_is_named_as_such(tmp_path):
 ])
 def test_acknowledgement_file_problems_are_worded_for_it(tmp_path, text, message):
     from flarespec.review.render import read_acks
-    from flarespec.spec.errors import SpecInvalid
+    from flarespec.compiler.errors import SpecInvalid
 
     path = tmp_path / "acks.yaml"
     path.write_text(text)

@@ -27,9 +27,9 @@ from flarespec.adapter.commands import (
     EXIT_PASS, EXIT_REJECTED, PacketResult, _inputs_read, _run_evaluation, _spec_invalid,
     choose_spec, entry_path, guard_cache, internal_error)
 from flarespec.engine.report import Report
-from flarespec.spec.compile import CompiledSpec
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.open import Library, is_path, open_in_library, spec_library
+from flarespec.compiler.compile import CompiledSpec
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.open import Library, is_path, open_in_library, spec_library
 
 COMMAND = "check"
 

@@ -28,9 +28,9 @@ from flarespec.adapter.select import SPEC_INVALID, select_spec, selectable_specs
 from flarespec.engine.evaluate import INTERNAL_ERROR, Evaluation
 from flarespec.engine.values import strict_equal
 from flarespec.engine.report import Report, Violation, shorten
-from flarespec.spec.compile import CompiledSpec
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.open import open_compiled
+from flarespec.compiler.compile import CompiledSpec
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.open import open_compiled
 
 __all__ = ["EXIT_PASS", "EXIT_REJECTED", "OutputRefused", "Outcome", "PacketResult",
            "ReceiptUnwritable", "guard_cache", "measure", "same_packet", "validate_packet",
@@ -264,7 +264,7 @@ def guard_cache(*entries: str | Path) -> str | None:
     entry file; also by device and inode): it would write into the packet and could load a
     pickle the packet ships. Returns why it was refused (None: the cache may be used).
     Never raises: when the roots cannot be worked out, the cache is refused too."""
-    from flarespec.spec import cache
+    from flarespec.compiler import cache
 
     cache.refuse(None)
     try:

@@ -26,7 +26,7 @@ from flarespec.adapter.causes import causes
 from flarespec.loaders.locations import location_of
 from flarespec.output.model import ABSENT, ERROR, NOTE, PASS, WARNING, Finding, Report, \
     Rule, Section
-from flarespec.spec.metaschema import shape_errors
+from flarespec.compiler.metaschema import shape_errors
 
 RECEIPT_SCHEMA = "flarespec-receipt-v1"
 MAX_PER_RULE = 5  # violations shown per rule by the short human forms
@@ -440,8 +440,8 @@ def spec_rules(spec_ids: list[str], specs=()) -> dict[str, Rule]:
     """Each rule of the named specs (those at hand in ``specs``, e.g. a check's from spec
     directories, and those that open: bundled ids) described by its own description and
     contract clause, its pair rules too, and the engine-level rules."""
-    from flarespec.spec.errors import SpecInvalid
-    from flarespec.spec.open import open_compiled
+    from flarespec.compiler.errors import SpecInvalid
+    from flarespec.compiler.open import open_compiled
 
     described: dict[str, Rule] = _engine_rules()
     at_hand = {spec.id: spec for spec in specs}

@@ -1,8 +1,8 @@
 """Choosing the spec for an entry file by the specs' ``applies_to`` condition (``--spec``
-opens one through flarespec.spec.open instead).
+opens one through flarespec.compiler.open instead).
 
 A spec is tried only for an entry file whose name its entry document's ``file_name``
-matches (spec/entry_name.py; a spec without one is tried for any name), and only when it
+matches (compiler/entry_name.py; a spec without one is tried for any name), and only when it
 has an ``applies_to`` and is not a draft. The one spec whose condition holds is chosen;
 none or several is ``spec.unsupported``, whose message names the specs tried with their
 conditions, those not tried and why, the drafts that would apply, the spec directories
@@ -17,10 +17,10 @@ from pathlib import Path
 
 from flarespec.engine.evaluate import Evaluation, Unavailable
 from flarespec.engine.report import Violation
-from flarespec.spec.compile import CompiledSpec
-from flarespec.spec.entry_name import entry_file_name, name_matches
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.open import bundled_compiled, bundled_loadable
+from flarespec.compiler.compile import CompiledSpec
+from flarespec.compiler.entry_name import entry_file_name, name_matches
+from flarespec.compiler.load import SpecLibrary
+from flarespec.compiler.open import bundled_compiled, bundled_loadable
 
 UNSUPPORTED = "spec.unsupported"
 SPEC_INVALID = "spec.invalid"

@@ -34,16 +34,16 @@ from flarespec.authoring.restated import restated_constant_warnings
 from flarespec.authoring.shape_lint import NO_SHAPE, shape_issues
 from flarespec.authoring.writer_lint import writer_issues
 from flarespec.output.model import NONE, PASS, Finding, Report, Rule, Section
-from flarespec.spec.codes import CODES
-from flarespec.spec import metaschema
-from flarespec.spec.compile import CompiledSpec, Crash, compile_leniently
-from flarespec.spec.entry_name import entry_file_name, names_exclusive
-from flarespec.spec.errors import ERROR, WARNING, SpecInvalid, SpecIssue, did_you_mean
-from flarespec.spec.load import SpecFile, SpecLibrary, bundled_spec_dir, read_spec_bytes
-from flarespec.spec.open import bundled_compiled, bundled_library, is_path, unknown_spec
-from flarespec.spec.resolve import ResolvedSpec, dropped_document_references, resolve
-from flarespec.spec.tokens import Token, TokenError, find_tokens, lookup_constant, value_of
-from flarespec.spec.yamlmarks import (
+from flarespec.compiler.codes import CODES
+from flarespec.compiler import metaschema
+from flarespec.compiler.compile import CompiledSpec, Crash, compile_leniently
+from flarespec.compiler.entry_name import entry_file_name, names_exclusive
+from flarespec.compiler.errors import ERROR, WARNING, SpecInvalid, SpecIssue, did_you_mean
+from flarespec.compiler.load import SpecFile, SpecLibrary, bundled_spec_dir, read_spec_bytes
+from flarespec.compiler.open import bundled_compiled, bundled_library, is_path, unknown_spec
+from flarespec.compiler.resolve import ResolvedSpec, dropped_document_references, resolve
+from flarespec.compiler.tokens import Token, TokenError, find_tokens, lookup_constant, value_of
+from flarespec.compiler.yamlmarks import (
     Mark, SpecYamlError, load_marked, mark_at, marked_strings, plain)
 
 NO_APPLIES_TO = "spec.no-applies-to"
@@ -349,7 +349,7 @@ def _warnings(resolved: ResolvedSpec) -> list[SpecIssue]:
 # ------------------------------------------------------------------------- locations
 
 def _spelled_constants(text: str) -> list[Token]:
-    """Every well-formed ``${name.path|filter}`` of ``text`` (spec/tokens.py, the grammar
+    """Every well-formed ``${name.path|filter}`` of ``text`` (compiler/tokens.py, the grammar
     resolution reads); an expression reads several names and stays out."""
     return [token for token in find_tokens(text) if token.expression is None]
 
@@ -610,7 +610,7 @@ def _check_overlaps(results: list[LintResult]) -> None:
     """Each linted spec against every other spec of the library: the linted ones replace
     a bundled spec of the same id (a file being edited is the new version of it). Only
     specs that could both be tried for one entry file are compared: two whose entry
-    ``file_name`` no name can match both never meet in selection (spec/entry_name.py)."""
+    ``file_name`` no name can match both never meet in selection (compiler/entry_name.py)."""
     linted = {r.spec_id: r for r in results if r.compiled is not None}
     library = {spec.id: _selection_of(spec) for spec in _bundled_or_nothing()
                if spec.id not in linted}
@@ -688,7 +688,7 @@ def lint_report(results: list[LintResult], strict: bool = False) -> Report:
 
 
 def _code_rules() -> dict[str, Rule]:
-    """Each code described from spec/codes.py (SARIF's rules)."""
+    """Each code described from compiler/codes.py (SARIF's rules)."""
     return {code: Rule(code, meaning[0].upper() + meaning[1:],
                        f"{meaning[0].upper() + meaning[1:]}. Spec issue code {code}: "
                        f"docs/spec-language.md, \"Spec errors\".")

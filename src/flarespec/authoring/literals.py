@@ -18,10 +18,10 @@ from __future__ import annotations
 import json
 import re
 
-from flarespec.spec.errors import WARNING, SpecIssue
-from flarespec.spec.load import SpecFile
-from flarespec.spec.resolve import ResolvedSpec
-from flarespec.spec.tokens import DOTTED_KEY, PATH_FILTERS
+from flarespec.compiler.errors import WARNING, SpecIssue
+from flarespec.compiler.load import SpecFile
+from flarespec.compiler.resolve import ResolvedSpec
+from flarespec.compiler.tokens import DOTTED_KEY, PATH_FILTERS
 
 CODE = "spec.literal-equals-constant"
 # Numbers below this (in magnitude) are too common to mean a constant: 0, 1, 2, 16, 64 …
@@ -238,7 +238,7 @@ def _spelled_paths(text: str, mark, index: _ConstantIndex, found: list) -> None:
 
 
 # A slot of a format, in any of the three notations a value is built with: a ``${...}``
-# constant (spec/tokens.py), a ``{binding.field}`` placeholder (engine/paths.py
+# constant (compiler/tokens.py), a ``{binding.field}`` placeholder (engine/paths.py
 # ``compile_template``) and the empty ``{}`` of a format constant (``r{}.{}``). Neither grammar
 # reads the other two (nor an empty ``{}``), and this compares shapes only: a malformed
 # token still stands for a slot, so one loose pattern here rather than either grammar.

@@ -32,10 +32,10 @@ from flarespec.authoring.shape_lint import reference_steps
 from flarespec.engine.hooks import HOOKS
 from flarespec.engine.refs import ArgRef, Ref
 from flarespec.engine.values import member_at
-from flarespec.spec.compile import CompiledSpec
-from flarespec.spec.errors import ERROR, SpecIssue
-from flarespec.spec.tokens import find_tokens
-from flarespec.spec.yamlmarks import marked_strings
+from flarespec.compiler.compile import CompiledSpec
+from flarespec.compiler.errors import ERROR, SpecIssue
+from flarespec.compiler.tokens import find_tokens
+from flarespec.compiler.yamlmarks import marked_strings
 
 NAME_NOT_REQUIRED = "spec.name-not-required"
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections import Counter
 
 from flarespec.engine.paths import CompiledJsonPath, PathSyntaxError, compile_template
-from flarespec.spec.errors import ERROR, WARNING, SpecIssue, did_you_mean
-from flarespec.spec.references import referenced_members
-from flarespec.spec.resolve import ResolvedSpec
-from flarespec.spec.yamlmarks import marked_strings
+from flarespec.compiler.errors import ERROR, WARNING, SpecIssue, did_you_mean
+from flarespec.compiler.references import referenced_members
+from flarespec.compiler.resolve import ResolvedSpec
+from flarespec.compiler.yamlmarks import marked_strings
 
 UNFILLABLE = "spec.unfillable-placeholder"
 UNKNOWN_FIELD = "spec.placeholder-field-unread"

@@ -18,10 +18,10 @@ constants it reads.
 
 from __future__ import annotations
 
-from flarespec.spec.errors import WARNING, SpecIssue
-from flarespec.spec.resolve import ResolvedSpec
-from flarespec.spec.tokens import TokenError, lookup_constant, substitute
-from flarespec.spec.yamlmarks import plain
+from flarespec.compiler.errors import WARNING, SpecIssue
+from flarespec.compiler.resolve import ResolvedSpec
+from flarespec.compiler.tokens import TokenError, lookup_constant, substitute
+from flarespec.compiler.yamlmarks import plain
 
 CODE = "spec.constant-restated"
 _ABSENT = object()

@@ -32,10 +32,10 @@ from pathlib import Path
 
 import yaml
 
-from flarespec.spec.errors import SpecInvalid, SpecIssue
-from flarespec.spec.resolve import ResolvedSpec
-from flarespec.spec.tokens import Token, find_tokens
-from flarespec.spec.yamlmarks import plain
+from flarespec.compiler.errors import SpecInvalid, SpecIssue
+from flarespec.compiler.resolve import ResolvedSpec
+from flarespec.compiler.tokens import Token, find_tokens
+from flarespec.compiler.yamlmarks import plain
 
 SCAFFOLD = "spec.scaffold"
 SHORT_REVISION = 8
@@ -136,7 +136,7 @@ def _pin(parent: ResolvedSpec) -> Pin:
 
 
 def _whole_token(text: str) -> Token | None:
-    """The one ``${name.path}`` (no filter) that is all of ``text`` (spec/tokens.py)."""
+    """The one ``${name.path}`` (no filter) that is all of ``text`` (compiler/tokens.py)."""
     tokens = list(find_tokens(text))
     if len(tokens) == 1 and tokens[0].text == text and tokens[0].filter is None:
         return tokens[0]

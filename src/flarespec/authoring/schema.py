@@ -1,10 +1,10 @@
 """JSON Schemas of a spec file, a fixture catalog and an acknowledgements file, for editors.
 
 Generated, never written by hand: the Cerberus meta-schema the loader checks every spec
-file against (spec/metaschema.py) and the catalog's (fixtures/catalog.py) are converted rule
+file against (compiler/metaschema.py) and the catalog's (fixtures/catalog.py) are converted rule
 by rule (``cerberus_field``); what the compiler checks by its registries is added from those
 registries: the assertion kinds and their argument checks (engine/kinds.py: a kind's
-docstring is its ``description``), the loader names (loaders, spec/compile.py) and the keys
+docstring is its ``description``), the loader names (loaders, compiler/compile.py) and the keys
 of a shape node (engine/shapes.py). The schema judges a spec file *as written*: the
 meta-schema's fields are checked before ``${...}`` constants are substituted, exactly as
 Cerberus checks them, while a kind's argument, a loader name and a shape key are checked
@@ -13,7 +13,7 @@ after substitution, so there a whole ``"${name}"`` stands for any value.
 Draft-07: the newest draft yaml-language-server (the VS Code YAML extension, and the other
 editors built on it) and SchemaStore fully support. The shipped files are
 ``src/flarespec/schemas/*.schema.json``; regenerate them with
-``python -m flarespec.cli.spec_schema_command --write`` (tests/spec/test_schema_agreement.py fails
+``python -m flarespec.cli.spec_schema_command --write`` (tests/compiler/test_schema_agreement.py fails
 when they are stale). What only ``spec lint`` can check (references, names declared
 elsewhere in the spec, hooks and their arguments, cross-field rules) is listed there.
 """
@@ -29,9 +29,9 @@ from flarespec.engine.shapes import AUTHORING_KEYS, NODE_KEYS, TYPE_NAMES
 from flarespec.engine.values import JSON_TYPES
 from flarespec.loaders import KNOWN_LOADERS
 from flarespec.loaders.options import declared_options
-from flarespec.spec import metaschema as meta
-from flarespec.spec.compile import STREAMED_LOADERS
-from flarespec.spec.tokens import _TOKEN
+from flarespec.compiler import metaschema as meta
+from flarespec.compiler.compile import STREAMED_LOADERS
+from flarespec.compiler.tokens import _TOKEN
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
@@ -155,7 +155,7 @@ def _refine(schema: dict, *path_and_refinement) -> None:
 # ------------------------------------------------------------------ argument values
 def value(schema: dict) -> dict:
     """A value of ``schema`` as a spec writes it in a kind's argument: itself, a whole
-    ``"${constant}"`` or ``{literal: ...}`` of it (spec/compile.py, ``walk``)."""
+    ``"${constant}"`` or ``{literal: ...}`` of it (compiler/compile.py, ``walk``)."""
     literal = {"type": "object", "properties": {"literal": schema}, "required": ["literal"],
                "additionalProperties": False}
     return {"anyOf": [schema, _ref("constant"), literal]}
@@ -279,7 +279,7 @@ def _closure(check) -> dict:
 
 def kind_argument(kind: Kind) -> dict:
     """The JSON Schema of ``kind``'s argument; ``not`` wraps one inner assertion (its check
-    is the compiler's, spec/compile.py ``argument``). KeyError for a check not known here
+    is the compiler's, compiler/compile.py ``argument``). KeyError for a check not known here
     (the agreement test lists every kind, so a new check fails there, not silently)."""
     if kind.name == "not":
         return _ref("assertion")
@@ -298,7 +298,7 @@ def assertion_schema() -> dict:
 
 
 def condition_schema() -> dict:
-    """``given`` and exactly one assertion kind (spec/compile.py ``condition``)."""
+    """``given`` and exactly one assertion kind (compiler/compile.py ``condition``)."""
     schema = assertion_schema()
     schema["properties"] = {"given": {"type": "string", "description": "a reference"},
                             **schema["properties"]}
@@ -308,7 +308,7 @@ def condition_schema() -> dict:
 # ------------------------------------------------------------------ shapes and documents
 def _shape_keys() -> dict:
     """The schema of each key of a shape node (engine/shapes.py ``NODE_KEYS`` and
-    ``AUTHORING_KEYS``; the checks are spec/shapes.py ``ShapeCompiler.key``)."""
+    ``AUTHORING_KEYS``; the checks are compiler/shapes.py ``ShapeCompiler.key``)."""
     count = {"type": "integer", "minimum": 0}
     names = {"enum": [*TYPE_NAMES, None]}  # YAML's bare null names the type null
     return {

@@ -22,8 +22,8 @@ from typing import Any, Iterator
 from flarespec.engine.path_templates import JsonPathTemplate
 from flarespec.engine.paths import WILDCARD, PointerTemplate
 from flarespec.engine.refs import Ref, refs_in
-from flarespec.spec.compile import CompiledSpec
-from flarespec.spec.errors import ERROR, SpecIssue, did_you_mean
+from flarespec.compiler.compile import CompiledSpec
+from flarespec.compiler.errors import ERROR, SpecIssue, did_you_mean
 
 NO_SHAPE = "spec.no-shape"
 UNUSED_SHAPE = "spec.unused-shape"

@@ -29,9 +29,9 @@ from pathlib import Path
 from flarespec.engine.evaluate import Evaluation
 from flarespec.fixtures.writers import WRITERS, WriterError, named_writer, prepare, write_packet
 from flarespec.loaders.locations import location_keys
-from flarespec.spec import cache
-from flarespec.spec.compile import CompiledSpec
-from flarespec.spec.errors import SpecInvalid, SpecIssue
+from flarespec.compiler import cache
+from flarespec.compiler.compile import CompiledSpec
+from flarespec.compiler.errors import SpecInvalid, SpecIssue
 
 WRITER_SHAPE = "spec.writer-shape"
 WRITER_FAILED = "spec.writer-failed"
@@ -44,7 +44,7 @@ _linted: dict[tuple, list[SpecIssue]] = {}
 def writer_issues(compiled: CompiledSpec | None) -> list[SpecIssue]:
     """The problems of the packet the spec's writer writes for it (none without a
     ``writer:`` key, or when the spec did not compile). Kept per process, and across
-    processes in the compiled-spec cache (spec/cache.py: keyed by the spec files' paths and
+    processes in the compiled-spec cache (compiler/cache.py: keyed by the spec files' paths and
     digests and flarespec's code; the writer's module and the spec's hook modules are
     witnesses), so linting an unchanged spec again writes nothing."""
     if compiled is None or named_writer(compiled)[0] is None:

@@ -152,8 +152,8 @@ def spec_reference(_ctx, _param, value: str | None) -> str | None:
     (a broken file is reported later, in the receipt, as spec.invalid)."""
     if value is None:
         return None
-    from flarespec.spec.errors import SpecInvalid
-    from flarespec.spec.open import check_spec_ref
+    from flarespec.compiler.errors import SpecInvalid
+    from flarespec.compiler.open import check_spec_ref
 
     try:
         check_spec_ref(value)

@@ -70,7 +70,7 @@ def check(entries, spec_ref, spec_dirs, output, fmt, root, verbose, quiet):
     the specs tried and their conditions), and 2 with no report for a wrong command line,
     a spec id used twice, or a receipt that cannot be written.
     """
-    from flarespec.spec.open import SpecDirectoryError, spec_directories
+    from flarespec.compiler.open import SpecDirectoryError, spec_directories
 
     try:
         directories = spec_directories(spec_dirs)

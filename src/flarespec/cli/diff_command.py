@@ -52,7 +52,7 @@ def diff(refs, base, fmt, root, fail_on, ack_file):
     from flarespec.authoring.lint import lint_one
     from flarespec.review.render import acknowledge, diff_report, read_acks
     from flarespec.review.sides import compared
-    from flarespec.spec.errors import SpecInvalid
+    from flarespec.compiler.errors import SpecInvalid
 
     if base is None and len(refs) != 2:
         raise click.UsageError("give OLD and NEW specs, or --base REV [PATH...]")
@@ -99,8 +99,8 @@ def impact(old_ref, new_ref, inputs, entry_name, fmt, root, fail_on, quiet):
     """
     from flarespec.output.progress import progress
     from flarespec.review.impact import entries, impact as run, impact_report
-    from flarespec.spec.errors import SpecInvalid
-    from flarespec.spec.open import is_path
+    from flarespec.compiler.errors import SpecInvalid
+    from flarespec.compiler.open import is_path
 
     try:
         found = entries(list(inputs), entry_name)

@@ -21,8 +21,8 @@ def open_for_writing(spec_ref: str | None):
     that does not lint is refused first (``refuse_unlinted``): the writer never writes
     evidence its own spec rejects."""
     from flarespec.fixtures.writers import default_spec, prepare
-    from flarespec.spec.errors import SpecInvalid
-    from flarespec.spec.open import open_compiled
+    from flarespec.compiler.errors import SpecInvalid
+    from flarespec.compiler.open import open_compiled
 
     try:
         ref = spec_ref or default_spec().id

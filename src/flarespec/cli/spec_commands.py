@@ -28,8 +28,8 @@ LAZY_COMMANDS = {
 
 def _open(spec_ref: str):
     """The resolved spec (bundled id or file); a problem is printed, exit 2."""
-    from flarespec.spec.errors import SpecInvalid
-    from flarespec.spec.open import open_spec
+    from flarespec.compiler.errors import SpecInvalid
+    from flarespec.compiler.open import open_spec
 
     try:
         return open_spec(spec_ref)
@@ -66,7 +66,7 @@ def list_kinds(name, as_json):
     import json
 
     from flarespec.engine.kinds import KINDS
-    from flarespec.spec.errors import did_you_mean
+    from flarespec.compiler.errors import did_you_mean
 
     if name is not None and name not in KINDS:
         click.echo(f"error: unknown assertion kind {name!r}{did_you_mean(name, KINDS)}",
@@ -93,7 +93,7 @@ def list_specs():
     """List the bundled specs and what each applies to (a spec without applies_to is
     never chosen for a packet: it is used only when named with --spec)."""
     from flarespec.adapter.select import describe_condition, is_draft
-    from flarespec.spec.open import bundled_loadable
+    from flarespec.compiler.open import bundled_loadable
 
     specs, problems = bundled_loadable()
     for compiled in specs:
@@ -122,8 +122,8 @@ def show(spec_ref, fmt):
     released documents again: docs/spec-language.md, "How a spec is processed")."""
     from flarespec.engine.schedule import placements
     from flarespec.review.show import render_json, render_yaml
-    from flarespec.spec.errors import SpecInvalid
-    from flarespec.spec.open import open_compiled
+    from flarespec.compiler.errors import SpecInvalid
+    from flarespec.compiler.open import open_compiled
 
     resolved = _open(spec_ref)
     try:

@@ -39,8 +39,8 @@ Example:
               help="Write the draft here instead of stdout.")
 @click.option("--force", is_flag=True, help="Replace an existing --out file.")
 def spec_new(parent_ref, revision, spec_id, out, force):
-    from flarespec.spec.errors import SpecInvalid
-    from flarespec.spec.open import open_spec
+    from flarespec.compiler.errors import SpecInvalid
+    from flarespec.compiler.open import open_spec
     from flarespec.authoring.scaffold import scaffold, schema_reference
 
     try:

@@ -60,7 +60,7 @@ def generated(name: str) -> dict:
               help="Write the schema to this file instead of stdout.")
 def spec_schema(name, output):
     from flarespec.authoring.schema import NAMES, schema_text
-    from flarespec.spec.errors import did_you_mean
+    from flarespec.compiler.errors import did_you_mean
 
     if name not in NAMES:
         click.echo(f"error: unknown schema {name!r}{did_you_mean(name, NAMES)}; known: "
@@ -86,7 +86,7 @@ def _refused(output: Path) -> str | None:
     meant for)."""
     from flarespec.adapter.receipt import OutputRefused, refuse_inputs
     from flarespec.fixtures.check import bundled_catalog_dir
-    from flarespec.spec.load import bundled_spec_dir
+    from flarespec.compiler.load import bundled_spec_dir
 
     bundled = [(str(path), "a bundled spec or catalog file")
                for directory in (bundled_spec_dir(), bundled_catalog_dir())
@@ -104,9 +104,9 @@ def _yaml_kind(path: Path) -> str | None:
     with a mapping of a spec's (``flarespec:``) or a catalog's (``cases:``) keys."""
     if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file():
         return None
-    from flarespec.spec.errors import SpecInvalid
-    from flarespec.spec.load import read_spec_bytes
-    from flarespec.spec.yamlmarks import SpecYamlError, load_marked
+    from flarespec.compiler.errors import SpecInvalid
+    from flarespec.compiler.load import read_spec_bytes
+    from flarespec.compiler.yamlmarks import SpecYamlError, load_marked
 
     try:
         data = load_marked(read_spec_bytes(path).decode("utf-8", "replace"), str(path))

@@ -69,8 +69,8 @@ def _plan(spec_ref: str, catalogs: tuple[str, ...], pattern: str | None):
 
     from flarespec.fixtures.catalog import CatalogError
     from flarespec.fixtures.check import catalogs_for, spec_cases
-    from flarespec.spec.errors import SpecInvalid
-    from flarespec.spec.open import is_path, open_compiled
+    from flarespec.compiler.errors import SpecInvalid
+    from flarespec.compiler.open import is_path, open_compiled
 
     try:
         compiled = open_compiled(spec_ref)
@@ -113,7 +113,7 @@ def _default_refs() -> tuple[list[str], int]:
     """The bundled specs with a catalog, and how many bundled files do not compile: each is
     named on stderr and skipped (the others are tested; the exit is then 2)."""
     from flarespec.fixtures.check import catalogs_for
-    from flarespec.spec.open import bundled_loadable
+    from flarespec.compiler.open import bundled_loadable
 
     specs, problems = bundled_loadable()
     for issue in problems:

@@ -329,7 +329,7 @@ class Documents:
         for name in names:
             document = self.spec.documents[name]
             if document.from_ref is not None:
-                continue  # no file of its own (spec/compile.py refuses it in a manifest kind)
+                continue  # no file of its own (compiler/compile.py refuses it in a manifest kind)
             each = document.each
             for scope in self._every_instance(document):
                 path = self._path_of(name, scope)

@@ -966,7 +966,7 @@ def divisors(formula: Formula) -> tuple[str, ...]:
     """What ``formula`` divides by: the right operand of every ``/``, as written (a field as
     its path: ``b.c`` of ``a * 1e9 / b.c``; anything else as the formula writes it, e.g.
     ``(b - c)``), in the order written, each once. A spec reads a divisor from its formula
-    (``${NAME|divisor}``, spec/tokens.py) instead of naming it a second time."""
+    (``${NAME|divisor}``, compiler/tokens.py) instead of naming it a second time."""
     found: dict[str, None] = {}
     _collect_divisors(formula._root, found)
     return tuple(found)

@@ -151,7 +151,7 @@ class Match:
 
 class _Wildcard:
     """The ``*`` selector; pickled by name, so a cached compiled spec (see
-    flarespec.spec.cache) still holds this very object and ``step is _ALL`` stays true."""
+    flarespec.compiler.cache) still holds this very object and ``step is _ALL`` stays true."""
 
     def __reduce__(self):
         return "_ALL"

@@ -9,7 +9,7 @@ are counted once per parent binding (a rule reading them again does not count th
 parent bindings made again, for a pin or a rule after the streamed iteration, do), and
 past the bound the iteration is ``iteration.<name>.too-many-bindings``, reported once, and
 its rules run for no further parent: the report fails, so no metric. Iterations over
-constants alone are bounded when the spec is compiled (spec/compile.py).
+constants alone are bounded when the spec is compiled (compiler/compile.py).
 """
 
 from __future__ import annotations

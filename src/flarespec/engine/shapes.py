@@ -24,7 +24,7 @@ A shape node (after ``spec.compile`` expanded named shapes and ``use``) is a map
 ``dropped``   compiled only, for writers, never checked against packets: the members the
               ``extends`` chain removed here (``drop_members``) and no later file declared
               again; a writer stops writing them (fixtures/writers.py ``conform``). Written
-              by the resolver alone (spec/resolve.py), never by a spec file
+              by the resolver alone (compiler/resolve.py), never by a spec file
 
 One function per node decides and reports: it returns None when the value has the shape,
 else the list of problems, so the verdict and the report cannot drift. Compiled once per

@@ -7,6 +7,6 @@
 member or drop entry), the parent's place as its context; ``sides`` lints both sides first;
 ``git`` runs the diff over a working tree against a revision; ``render`` writes its formats
 and gate; ``impact`` replays a change over stored inputs; ``show`` prints a resolved spec as a
-reviewer reads it. Review reads specs through :mod:`flarespec.spec` and never changes them;
+reviewer reads it. Review reads specs through :mod:`flarespec.compiler` and never changes them;
 nothing below it (spec, engine, loaders) imports it.
 """

@@ -135,7 +135,7 @@ class SpecSide:
         from ``renamed_from`` keys left in the rules)."""
         if isinstance(spec, dict):
             return cls(spec, renames=_renames([spec]))
-        from flarespec.spec.yamlmarks import plain
+        from flarespec.compiler.yamlmarks import plain
 
         return cls(spec.plain(), _substituted_constants(spec), spec.data,
                    _renames([plain(layer.data) for layer in spec.chain]),
@@ -144,7 +144,7 @@ class SpecSide:
                     (spec.dropped_documents or {}).items() if mark is not None})
 
     def mark_of(self, *path) -> tuple[str | None, int | None]:
-        from flarespec.spec.yamlmarks import mark_at
+        from flarespec.compiler.yamlmarks import mark_at
 
         found = mark_at(self.marks, _indexed(self.marks, path)) \
             if self.marks is not None else None
@@ -198,7 +198,7 @@ _NAMED_SUBJECTS = (("documents", "document"), ("iterations", "iteration"),
 def _substituted_constants(resolved) -> dict[str, set[str]]:
     """For each subject, the top-level constant names its unresolved text spells as ``${}``
     (a child's entry replaces its parent's, as resolution does)."""
-    from flarespec.spec.yamlmarks import plain
+    from flarespec.compiler.yamlmarks import plain
 
     raw: dict[str, object] = {}
     for layer in reversed(resolved.chain):
@@ -216,24 +216,24 @@ def _substituted_constants(resolved) -> dict[str, set[str]]:
 
 
 def _strings(value) -> Iterator[str]:
-    """Every string inside a value (spec/yamlmarks.py walks it)."""
-    from flarespec.spec.yamlmarks import marked_strings
+    """Every string inside a value (compiler/yamlmarks.py walks it)."""
+    from flarespec.compiler.yamlmarks import marked_strings
 
     return (text for text, _ in marked_strings(value))
 
 
 def _spelled_constants(value) -> Iterator[str]:
-    """The constants ``${...}`` tokens name (spec/tokens.py, the grammar resolution reads)."""
-    from flarespec.spec.tokens import spelled_names
+    """The constants ``${...}`` tokens name (compiler/tokens.py, the grammar resolution reads)."""
+    from flarespec.compiler.tokens import spelled_names
 
     for text in _strings(value):
         yield from spelled_names(text)
 
 
 def _runtime_constants(value) -> set[str]:
-    """The constants ``constants:`` references read (spec/references.py, which lint's
+    """The constants ``constants:`` references read (compiler/references.py, which lint's
     placeholder check reads too)."""
-    from flarespec.spec.references import referenced_members
+    from flarespec.compiler.references import referenced_members
 
     return {member for text in _strings(value) for target, member in referenced_members(text)
             if target == "constants"}
@@ -644,7 +644,7 @@ def _document_verdict(old, new, path: str) -> Verdict:
             return LOOSENING, "removed", "the file is no longer required or checked"
     if path == f"options.{MAX_MIB_OPTION}":
         return _size_limit(old, new)
-    if path == "file_name":  # spec/entry_name.py: which entry files selection tries it for
+    if path == "file_name":  # compiler/entry_name.py: which entry files selection tries it for
         return REVIEW, f"entry file_name {_verb(old, new)}", \
             "spec selection tries this spec for other entry file names"
     return REVIEW, _verb(old, new), "where or how the document is read changed"

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from flarespec.review.diff import NEUTRAL, REVIEW, Change, DiffResult, diff_specs, ordered
-from flarespec.spec.errors import SpecInvalid, SpecIssue
+from flarespec.compiler.errors import SpecInvalid, SpecIssue
 
 SPEC_SUFFIXES = (".yaml", ".yml")
 _SPEC_HEADER = re.compile(rb"^flarespec\s*:", re.MULTILINE)  # what makes a YAML file a spec
@@ -125,8 +125,8 @@ def check_rev(rev: str, cwd: Path) -> None:
 def linted(ref: str | Path):
     """The resolved spec, after checking that it compiles (``spec impact``; ``spec diff``
     lints its sides in full: review/sides.py)."""
-    from flarespec.spec.compile import compile_spec
-    from flarespec.spec.open import open_spec
+    from flarespec.compiler.compile import compile_spec
+    from flarespec.compiler.open import open_spec
 
     resolved = open_spec(ref)
     compile_spec(resolved)
@@ -298,7 +298,7 @@ def _same_inputs(own, other) -> bool:
 def _named(issues: list[SpecIssue], base_root: Path, prefix: str) -> list[SpecIssue]:
     """Issues of a base file name it as ``REV:path``, not as a temporary file: their marks,
     the places they relate to, and the places their messages name."""
-    from flarespec.spec.yamlmarks import Mark
+    from flarespec.compiler.yamlmarks import Mark
 
     def named(mark):
         if mark and Path(mark.file).is_relative_to(base_root):

@@ -114,7 +114,7 @@ def entries(paths: list[str], entry_name: str | None) -> list[Path]:
 
 def _verdict(spec_ref: str, entry: str) -> Verdict:
     from flarespec.engine.evaluate import evaluate
-    from flarespec.spec.open import open_compiled
+    from flarespec.compiler.open import open_compiled
 
     report = evaluate(open_compiled(spec_ref), entry)
     errors: dict[str, list[str]] = {}

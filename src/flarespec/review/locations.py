@@ -133,7 +133,7 @@ def _layer_root(data, change: Change, renames: dict) -> tuple[list, str] | None:
 
 
 def _mark(tree, steps: list):
-    from flarespec.spec.yamlmarks import mark_at
+    from flarespec.compiler.yamlmarks import mark_at
 
     return mark_at(tree, _indexed(tree, steps))
 
@@ -167,13 +167,13 @@ def _through_constants(change: Change, before: SpecSide, after: SpecSide,
 
 
 def _tokens(text: str):
-    from flarespec.spec.tokens import find_tokens
+    from flarespec.compiler.tokens import find_tokens
 
     return find_tokens(text)
 
 
 def _plain(value):
-    from flarespec.spec.yamlmarks import plain
+    from flarespec.compiler.yamlmarks import plain
 
     return plain(value)
 
@@ -234,7 +234,7 @@ def _raw_step(raw, step, mark):
 
 
 def _constant(side: SpecSide, dotted: str):
-    from flarespec.spec.tokens import lookup_constant
+    from flarespec.compiler.tokens import lookup_constant
 
     try:
         return lookup_constant(side.data.get("constants") or {}, dotted)

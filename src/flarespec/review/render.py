@@ -15,7 +15,7 @@ from pathlib import Path
 from flarespec.review.diff import LOOSENING, NEUTRAL, REVIEW, TIGHTENING, Change, \
     DiffResult
 from flarespec.output.model import ERROR, NOTE, WARNING, Finding, Report, Rule, Section
-from flarespec.spec.errors import SpecInvalid, SpecIssue
+from flarespec.compiler.errors import SpecInvalid, SpecIssue
 
 FAIL_ON = (TIGHTENING, LOOSENING, REVIEW, "any")
 GATE_FAILED = 1  # exit code when --fail-on finds an unacknowledged change of its class
@@ -202,8 +202,8 @@ class Gate:
 
 def read_acks(path: str | Path) -> dict[str, str]:
     """fingerprint -> reason from a YAML (or JSON) list of {fingerprint, reason}."""
-    from flarespec.spec.load import read_spec_bytes
-    from flarespec.spec.yamlmarks import SpecYamlError, load_marked, plain
+    from flarespec.compiler.load import read_spec_bytes
+    from flarespec.compiler.yamlmarks import SpecYamlError, load_marked, plain
 
     try:
         text = read_spec_bytes(Path(path)).decode("utf-8", "replace")

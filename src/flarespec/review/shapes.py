@@ -26,7 +26,7 @@ from typing import Any
 from flarespec.engine.shapes import ANY, DROPPED, TYPE_NAMES
 from flarespec.review.diff import (ABSENT, LOOSENING, NEUTRAL, REVIEW, TIGHTENING,
                                    _by_position, _verb)
-from flarespec.spec.shapes import ShapeCompiler
+from flarespec.compiler.shapes import ShapeCompiler
 
 _CONSTRAINTS = ("closed", "items", "values", "min", "max", "length", "pattern", "one_of")
 

@@ -13,7 +13,7 @@ import json
 
 import yaml
 
-from flarespec.spec.resolve import ResolvedSpec
+from flarespec.compiler.resolve import ResolvedSpec
 
 _FIRST = ("id", "title")
 

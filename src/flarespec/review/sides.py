@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from flarespec.spec.errors import SpecInvalid, SpecIssue
+from flarespec.compiler.errors import SpecInvalid, SpecIssue
 
 OLD, NEW = "old", "new"
 

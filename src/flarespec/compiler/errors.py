@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flarespec.spec.yamlmarks import Mark
+from flarespec.compiler.yamlmarks import Mark
 
 ERROR = "error"
 WARNING = "warning"

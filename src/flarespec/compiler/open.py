@@ -3,7 +3,7 @@
 ``open_spec`` resolves (``extends`` applied, constants substituted); ``open_compiled``
 compiles too and caches the result, so a command that validates two packets, or a test run,
 reads and compiles each spec once. Across processes, compiled specs are kept in the user
-cache directory (flarespec.spec.cache): the bundled specs as one entry keyed by every
+cache directory (flarespec.compiler.cache): the bundled specs as one entry keyed by every
 bundled file's digest, a spec file by its own digest, the bundled files' and, as witnesses,
 its parents'. A reference that is neither an existing path nor a bundled id is a
 ``spec.unknown`` issue that lists the bundled ids and the closest one.
@@ -21,11 +21,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from flarespec.spec import cache
-from flarespec.spec.compile import CompiledSpec, compile_spec
-from flarespec.spec.errors import SpecInvalid, SpecIssue, did_you_mean
-from flarespec.spec.load import SpecLibrary, bundled_spec_dir
-from flarespec.spec.resolve import ResolvedSpec, resolve
+from flarespec.compiler import cache
+from flarespec.compiler.compile import CompiledSpec, compile_spec
+from flarespec.compiler.errors import SpecInvalid, SpecIssue, did_you_mean
+from flarespec.compiler.load import SpecLibrary, bundled_spec_dir
+from flarespec.compiler.resolve import ResolvedSpec, resolve
 
 UNKNOWN_SPEC = "spec.unknown"
 

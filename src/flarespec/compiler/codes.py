@@ -3,7 +3,7 @@
 ``spec lint`` and the loader report issues as ``file:line:column: message [code]``; the
 formats that list rules (SARIF's ``tool.driver.rules``) describe each code from here, and
 docs/spec-language.md "Spec errors" lists exactly these codes
-(tests/spec/test_codes.py holds the three together: every code the sources write is here,
+(tests/compiler/test_codes.py holds the three together: every code the sources write is here,
 every code here is in the docs' table).
 """
 

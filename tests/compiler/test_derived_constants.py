@@ -1,6 +1,6 @@
 """Derived constants: a constant computed from others (``${a.b}``, ``${a.b + c}``), after the
 extends merge, each after what it reads; cycles, unknown names and what cannot be computed
-are refused with their codes at the constant's line (spec/resolve.py, spec/tokens.py).
+are refused with their codes at the constant's line (compiler/resolve.py, compiler/tokens.py).
 And lint's cross-check where a child writes out what a parent computes
 (authoring/restated.py)."""
 
@@ -11,9 +11,9 @@ import textwrap
 import pytest
 
 from flarespec.authoring.lint import lint
-from flarespec.spec.errors import WARNING, SpecInvalid
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.resolve import resolve
+from flarespec.compiler.errors import WARNING, SpecInvalid
+from flarespec.compiler.load import SpecLibrary
+from flarespec.compiler.resolve import resolve
 
 RULES = """\
 shapes:

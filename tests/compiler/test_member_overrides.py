@@ -2,7 +2,7 @@
 constant name (``field.key: stats.median``) replaces only that member, at any depth, before
 derived constants are computed; never through a list. Errors with codes at the key's line;
 lint places what the override causes at the override; ``spec diff`` shows it as a change of
-that member at the child's line (spec/resolve.py, authoring/lint.py, review/locations.py)."""
+that member at the child's line (compiler/resolve.py, authoring/lint.py, review/locations.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from click.testing import CliRunner
 
 from flarespec.authoring.lint import lint
 from flarespec.cli import main
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.resolve import resolve
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.load import SpecLibrary
+from flarespec.compiler.resolve import resolve
 
 # constants start at line 5: field 5, key 6, kinds 7, deep 8, x 9, y 10, z 11, rows 12,
 # size 13, total 14

@@ -10,7 +10,7 @@ yields JSON values only (see the limits below): an alias bomb, a 10,000-deep doc
 ``file:line:column``, never a hang, a traceback or a value the receipt writer cannot encode.
 
 The parser itself (PyYAML: some 7 ms of every start) is in
-spec/yamlparse.py, imported by ``load_marked`` only: a compiled spec from the cache holds
+compiler/yamlparse.py, imported by ``load_marked`` only: a compiled spec from the cache holds
 these marked types and needs no YAML.
 """
 
@@ -64,7 +64,7 @@ def load_marked(text: str, file: str):
     """The single YAML document in ``text`` as marked, JSON-compatible data; any problem is a
     ``SpecYamlError`` naming ``file:line:column`` and a code."""
     # PyYAML only to parse: measure's spec comes from the compiled-spec cache
-    from flarespec.spec.yamlparse import load_marked as parse
+    from flarespec.compiler.yamlparse import load_marked as parse
 
     return parse(text, file)
 

@@ -13,8 +13,8 @@ from typing import Any, Callable
 
 from flarespec.engine.values import compiled_pattern
 from flarespec.engine.shapes import AUTHORING_KEYS, DROPPED, NODE_KEYS, PYTHON_TYPES, TYPE_NAMES
-from flarespec.spec.errors import did_you_mean
-from flarespec.spec.yamlmarks import plain
+from flarespec.compiler.errors import did_you_mean
+from flarespec.compiler.yamlmarks import plain
 
 CODE = "spec.document-shape"
 

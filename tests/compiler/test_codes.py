@@ -1,4 +1,4 @@
-"""Spec issue codes are written once (spec/codes.py): every code a source file writes is
+"""Spec issue codes are written once (compiler/codes.py): every code a source file writes is
 there, and docs/spec-language.md "Spec errors" lists exactly them; spec lint's SARIF
 describes each code it reports from there."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from flarespec.cli import main
-from flarespec.spec.codes import CODES
+from flarespec.compiler.codes import CODES
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "src" / "flarespec"

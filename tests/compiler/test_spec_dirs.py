@@ -17,9 +17,9 @@ import pytest
 from flarespec.authoring.lint import lint
 from flarespec.review.diff import diff_specs
 from flarespec.review.render import label
-from flarespec.spec.entry_name import name_matches, names_exclusive
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.load import read_spec_file
+from flarespec.compiler.entry_name import name_matches, names_exclusive
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.load import read_spec_file
 
 UNDECIDED = "spec.applies-to-undecided"
 BUNDLED = "flare/bce032c0"
@@ -100,8 +100,8 @@ def test_file_name_belongs_to_the_entry_document_only(tmp_path):
 
 
 def test_the_bundled_flare_spec_names_its_entry_file_packet_json():
-    from flarespec.spec.entry_name import entry_file_name
-    from flarespec.spec.open import open_compiled
+    from flarespec.compiler.entry_name import entry_file_name
+    from flarespec.compiler.open import open_compiled
 
     assert entry_file_name(open_compiled(BUNDLED).resolved.data) == "packet.json"
 

@@ -1,12 +1,12 @@
-"""The one ``${...}`` grammar (flarespec.spec.tokens), read by spec resolution, spec diff and
+"""The one ``${...}`` grammar (flarespec.compiler.tokens), read by spec resolution, spec diff and
 the fixture catalog alike."""
 
 from __future__ import annotations
 
 import pytest
 
-from flarespec.spec import tokens
-from flarespec.spec.tokens import Token, TokenError, lookup_constant, scan, spelled_names, substitute
+from flarespec.compiler import tokens
+from flarespec.compiler.tokens import Token, TokenError, lookup_constant, scan, spelled_names, substitute
 
 CONSTANTS = {"name": "shop", "count": 2, "rate": 0.5, "flag": True, "nothing": None,
              "kinds": ["a", "b"], "field": {"key": "stats.mean", "ttl-s": 3, "bad": "a/b"}}
@@ -114,7 +114,7 @@ def test_the_grammar_is_defined_once():
     from flarespec.authoring import lint, placeholders, scaffold
     from flarespec.fixtures import catalog
     from flarespec.review import diff
-    from flarespec.spec import resolve
+    from flarespec.compiler import resolve
 
     assert "_CONSTANT" not in vars(resolve)
     # resolve imports lookup_constant and substitute from spec.tokens where it substitutes
@@ -146,9 +146,9 @@ rules:
 
 
 def resolve_issues(tmp_path, equals: str) -> list[tuple]:
-    from flarespec.spec.errors import SpecInvalid
-    from flarespec.spec.load import SpecLibrary
-    from flarespec.spec.resolve import resolve
+    from flarespec.compiler.errors import SpecInvalid
+    from flarespec.compiler.load import SpecLibrary
+    from flarespec.compiler.resolve import resolve
 
     (tmp_path / "tokens.yaml").write_text(SPEC.replace("EQUALS", equals))
     library = SpecLibrary([tmp_path])
@@ -173,8 +173,8 @@ def test_a_spec_refuses_what_the_grammar_refuses_at_its_key(tmp_path, equals, co
 
 
 def test_a_hyphenated_member_resolves_in_a_spec(tmp_path):
-    from flarespec.spec.load import SpecLibrary
-    from flarespec.spec.resolve import resolve
+    from flarespec.compiler.load import SpecLibrary
+    from flarespec.compiler.resolve import resolve
 
     (tmp_path / "tokens.yaml").write_text(SPEC.replace("EQUALS", '"${limits.ttl-s}s"'))
     library = SpecLibrary([tmp_path])
@@ -184,7 +184,7 @@ def test_a_hyphenated_member_resolves_in_a_spec(tmp_path):
 
 def test_spec_diff_reads_constants_with_the_shared_scanners():
     from flarespec.review.diff import _runtime_constants, _spelled_constants
-    from flarespec.spec.references import referenced_members
+    from flarespec.compiler.references import referenced_members
 
     rule = {"given": "doc:${field.key|jsonpath}", "assert": {"equals": "${count}-${}"},
             "args": ["constants:$.colours[*]", "{constants:/sizes/0}", "constants:$['odd']",

@@ -69,7 +69,7 @@ CODE_STAMP = "code-digest"
 _UNSAFE_MODE = stat.S_IWGRP | stat.S_IWOTH
 UNREADABLE = "unreadable"
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-# Far above any spec file (flarespec.spec.load.MAX_SPEC_BYTES) or hook module source.
+# Far above any spec file (flarespec.compiler.load.MAX_SPEC_BYTES) or hook module source.
 MAX_WITNESS_BYTES = 1 << 24
 # The largest entry file read or written: the bundled specs' entry is about 0.2 MiB (213 KiB
 # from the 43 KB of YAML bundled today), a spec file at most half a MiB: 64 MiB is far above any

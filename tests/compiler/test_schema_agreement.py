@@ -26,9 +26,9 @@ from flarespec.cli.spec_schema_command import generated
 from flarespec.engine.kinds import KINDS
 from flarespec.fixtures.catalog import CatalogError, load_catalog
 from flarespec.review.render import read_acks
-from flarespec.spec.errors import ERROR, SpecInvalid
-from flarespec.spec.load import bundled_spec_dir, read_spec_file
-from flarespec.spec.metaschema import shape_errors
+from flarespec.compiler.errors import ERROR, SpecInvalid
+from flarespec.compiler.load import bundled_spec_dir, read_spec_file
+from flarespec.compiler.metaschema import shape_errors
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

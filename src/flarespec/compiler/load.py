@@ -8,8 +8,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from flarespec.spec.errors import SpecInvalid, SpecIssue
-from flarespec.spec.yamlmarks import Mark, MarkedDict, SpecYamlError, load_marked, mark_at
+from flarespec.compiler.errors import SpecInvalid, SpecIssue
+from flarespec.compiler.yamlmarks import Mark, MarkedDict, SpecYamlError, load_marked, mark_at
 
 
 @dataclass
@@ -47,7 +47,7 @@ def read_spec_file(path: str | Path) -> SpecFile:
     if not isinstance(data, dict):
         raise SpecInvalid([SpecIssue("a spec is a YAML mapping", Mark(str(path), 1, 1),
                                      "spec.shape")])
-    from flarespec.spec.metaschema import shape_errors  # only to read YAML: not on a cache hit
+    from flarespec.compiler.metaschema import shape_errors  # only to read YAML: not on a cache hit
 
     issues = [SpecIssue(message, mark_at(data, where), "spec.shape")
               for where, message in shape_errors(data)]

@@ -8,7 +8,7 @@ metric. ``${name.path}`` then substitutes constants everywhere: a string that is
 ``${name.path|pointer}`` and ``${name.path|jsonpath}`` turn a constant holding a dotted key
 (``a.b``) into ``/a/b`` and ``$.a.b``, so a path into a document is written once, as a
 constant, and every rule reading it follows a change of it. The grammar and the
-substitution are flarespec.spec.tokens' (shared with spec diff and the fixture catalog).
+substitution are flarespec.compiler.tokens' (shared with spec diff and the fixture catalog).
 The result is plain data with stable rule ids: what ``spec show``, ``spec diff`` and the
 receipt's spec digest see; ``rule_status`` says how the spec itself changed each rule.
 """
@@ -21,9 +21,9 @@ import re
 from dataclasses import dataclass, field
 
 from flarespec.engine.shapes import DROPPED
-from flarespec.spec.errors import SpecInvalid, SpecIssue, did_you_mean
-from flarespec.spec.load import SpecFile, SpecLibrary
-from flarespec.spec.yamlmarks import MarkedDict, MarkedList, plain
+from flarespec.compiler.errors import SpecInvalid, SpecIssue, did_you_mean
+from flarespec.compiler.load import SpecFile, SpecLibrary
+from flarespec.compiler.yamlmarks import MarkedDict, MarkedList, plain
 
 # the rule a ${...} that cannot be substituted breaks, by TokenError.code
 _TOKEN_CODES = {"syntax": "spec.constant-syntax", "type": "spec.constant-type",
@@ -288,7 +288,7 @@ def _merge_shape(old, new, state: _MergeState):
 def _keep_dropped(node: MarkedDict, names: list) -> None:
     """Record on a merged node the members dropped along the extends chain and not
     declared again by a later file (``dropped``, without a mark: the resolver's, never a
-    file's), so a writer stops writing them (spec/shapes.py keeps it compiled)."""
+    file's), so a writer stops writing them (compiler/shapes.py keeps it compiled)."""
     members = node.get("members") if isinstance(node.get("members"), dict) else {}
     names = [name for name in dict.fromkeys(names) if name not in members]
     node.pop(DROPPED, None)
@@ -437,7 +437,7 @@ def _substitute(value, constants: dict, issues: list, mark=None):
     if not isinstance(value, str) or "${" not in value:
         return value
     # only while resolving YAML: a compiled spec from the cache needs no token grammar
-    from flarespec.spec.tokens import TokenError, lookup_constant, substitute
+    from flarespec.compiler.tokens import TokenError, lookup_constant, substitute
 
     try:
         return plain(substitute(value, lambda dotted: lookup_constant(constants, dotted)))
@@ -510,7 +510,7 @@ def _derived_leaves(value, path: tuple, mark):
 
 def _dependencies(working: dict, derived: dict) -> dict:
     """path -> the derived paths its value reads: a read at, inside or through another."""
-    from flarespec.spec.tokens import find_tokens
+    from flarespec.compiler.tokens import find_tokens
 
     below: dict = {}  # a path -> the derived paths at or inside it
     for path in derived:
@@ -653,7 +653,7 @@ def _dotted_member(key, constants: dict, at) -> str | None:
     reports it where it stands)."""
     if not isinstance(key, str) or "${" not in key:
         return None
-    from flarespec.spec.tokens import DOTTED_KEY
+    from flarespec.compiler.tokens import DOTTED_KEY
 
     scratch: list = []
     value = _substitute(key, constants, scratch, at)

@@ -1,6 +1,6 @@
 """Reading a spec's YAML: PyYAML's SafeLoader, bounded, marking every key and item.
 
-What it yields and every limit are spec/yamlmarks.py's (``load_marked`` there is the way in);
+What it yields and every limit are compiler/yamlmarks.py's (``load_marked`` there is the way in);
 this module holds the parts that need PyYAML, so that a process that only reads compiled
 specs from the cache never imports it.
 """
@@ -13,7 +13,7 @@ import re
 
 import yaml
 
-from flarespec.spec.yamlmarks import (
+from flarespec.compiler.yamlmarks import (
     INT_MAX, INT_MIN, MAX_ALIASES, MAX_DEPTH, MAX_INT_TEXT, MAX_NODES, Mark, MarkedDict,
     MarkedList, SpecYamlError)
 

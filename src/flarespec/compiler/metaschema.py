@@ -88,7 +88,7 @@ DOCUMENT = {
     "options": {"type": "dict", "meta": _about("a mapping passed to the loader")},
     "entry": {"type": "boolean", "meta": _about("true: this document is the entry, the file "
                                                 "passed to evaluate (exactly one is)")},
-    # selection only: a spec is tried for an entry file of this name (spec/entry_name.py)
+    # selection only: a spec is tried for an entry file of this name (compiler/entry_name.py)
     "file_name": {"type": "string", "regex": ENTRY_FILE_NAME, "dependencies": {"entry": [True]},
                   "meta": _about("the entry's file name, exact or an fnmatch glob (case "
                                  "matters): spec selection tries this spec only for an entry "
@@ -181,7 +181,7 @@ SPEC = {
                                  "in a child, a dotted name (a.b) replaces one member of "
                                  "an inherited constant")},
     # named shapes (a node: a mapping, or the name of a type or of another shape); the
-    # keys inside a node are checked when compiling (engine/shapes.py, spec/compile.py)
+    # keys inside a node are checked when compiling (engine/shapes.py, compiler/compile.py)
     "shapes": {"type": "dict", "keysrules": {"type": "string", "regex": NAME},
                "valuesrules": {"type": ["dict", "string"]},
                "meta": _about("named shapes: the declared JSON structure of documents")},

@@ -30,13 +30,13 @@ from flarespec.engine.refs import (
     refs_in,
 )
 from flarespec.loaders import KNOWN_LOADERS, find_loader, option_problems, unknown_loader
-from flarespec.spec.bindings import binding_problems
-from flarespec.spec.errors import SpecInvalid, SpecIssue, did_you_mean
-from flarespec.spec.resolve import ResolvedSpec
-from flarespec.spec.yamlmarks import plain
+from flarespec.compiler.bindings import binding_problems
+from flarespec.compiler.errors import SpecInvalid, SpecIssue, did_you_mean
+from flarespec.compiler.resolve import ResolvedSpec
+from flarespec.compiler.yamlmarks import plain
 
 if TYPE_CHECKING:  # built while compiling only (a cached spec holds its shapes)
-    from flarespec.spec.shapes import ShapeCompiler
+    from flarespec.compiler.shapes import ShapeCompiler
 
 CONSTANTS = "constants"
 FROM = "from"  # a document's key: the string member it is parsed from
@@ -461,7 +461,7 @@ class _Compiler:
         if len(entries) != 1:
             self.issue(f"exactly one document is the entry (entry: true); found {len(entries)}",
                        self.data, "documents", "spec.entry")
-        from flarespec.spec.shapes import ShapeCompiler  # not on a cache hit: see above
+        from flarespec.compiler.shapes import ShapeCompiler  # not on a cache hit: see above
 
         shapes = ShapeCompiler(self.data.get("shapes", {}), self.issue)
         with self.part("shapes", self.data.get("shapes")):

@@ -18,8 +18,8 @@ from cli_run import run
 
 from flarespec.engine.evaluate import evaluate
 from flarespec.engine.paths import PathSyntaxError, compile_pointer, compile_template
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.open import open_compiled
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.open import open_compiled
 
 SPEC = """\
 flarespec: 1
@@ -102,7 +102,7 @@ def test_an_unknown_meta_is_its_own_error(inner, meta):
 
 
 def test_templates_and_pointers_hold_parsed_placeholders_that_survive_the_cache():
-    """A compiled spec is pickled into the cache (spec/cache.py): the parts come back."""
+    """A compiled spec is pickled into the cache (compiler/cache.py): the parts come back."""
     pointer = pickle.loads(pickle.dumps(compile_pointer("/a/{item.x.y}/[k={it@index}]/{d:$.a}")))
     assert [(p.name, p.members, p.meta, p.reference) for p in pointer.placeholders] == [
         ("item", ("x", "y"), None, False), ("it", (), "index", False), (None, (), None, True)]

@@ -1,4 +1,4 @@
-"""``${...}`` in mapping keys (spec/resolve.py): a name stated as a constant is written once,
+"""``${...}`` in mapping keys (compiler/resolve.py): a name stated as a constant is written once,
 even where it stands as a key; a shape member key holding a dotted key declares the member
 at that path; lint warns where a literal key restates a constant (authoring/literals.py)."""
 
@@ -9,10 +9,10 @@ import textwrap
 import pytest
 
 from flarespec.authoring.literals import literal_constant_warnings
-from flarespec.spec.compile import compile_spec
-from flarespec.spec.errors import SpecInvalid
-from flarespec.spec.load import SpecLibrary
-from flarespec.spec.resolve import resolve
+from flarespec.compiler.compile import compile_spec
+from flarespec.compiler.errors import SpecInvalid
+from flarespec.compiler.load import SpecLibrary
+from flarespec.compiler.resolve import resolve
 
 BASE = """\
 flarespec: 1

@@ -3,7 +3,7 @@ check and spec diff read it)."""
 
 from __future__ import annotations
 
-from flarespec.spec.yamlmarks import load_marked, marked_strings
+from flarespec.compiler.yamlmarks import load_marked, marked_strings
 
 
 def test_strings_come_in_document_order_with_the_nearest_mark():
