@@ -26,6 +26,7 @@ other kind the engine reports an empty selection as a violation.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -91,6 +92,16 @@ class Kind:
     # the assertions the argument wraps (``not``, ``count``'s ``where``): arg -> (kind name,
     # argument) pairs, checked by their own kinds (the compiler checks each at its place)
     inner: Callable[[Any], Iterable[tuple[str, Any]]] | None = None
+    # the kind's inline pass test, optional: ``(subject, arg, constant) -> source or None``.
+    # ``subject`` is the name of a local variable of generated code holding the raw subject
+    # (one value; for a collective kind the list of the selected values), ``arg`` the
+    # rule's static argument (known when the code is generated), ``constant(obj)`` the name
+    # under which ``obj`` is reachable from the generated code (never spelt as text). The
+    # source is one Python expression that is True only when the kind's function yields no
+    # failure for (subject, arg); False, or an exception, means "not known" (the reporting
+    # path decides), never a violation. None: no inline test for this argument. Registered
+    # beside the kind by ``@inline_test(name)``.
+    inline: Callable[[str, Any, Callable[[Any], str]], str | None] | None = None
 
     def read_argument(self, arg):
         """``arg`` as read for one binding (its {ref}s read), checked against the kind's
@@ -222,6 +233,15 @@ def assertion(name: str, *, diff: d.Changes, check: Callable | None = None,
     def register(function):
         KINDS[name] = Kind(name, function, collective, accepts_empty, check or _anything,
                            diff, (function.__doc__ or "").strip(), context, inner)
+        return function
+    return register
+
+
+def inline_test(name: str):
+    """Register the decorated ``(subject, arg, constant) -> source or None`` as the inline
+    pass test of the kind ``name`` (see ``Kind.inline``), written beside the kind."""
+    def register(function):
+        KINDS[name] = dataclasses.replace(KINDS[name], inline=function)
         return function
     return register
 
