@@ -31,7 +31,6 @@ from typing import Any, Iterator
 from flarespec.authoring.shape_lint import reference_steps
 from flarespec.engine.hooks import HOOKS
 from flarespec.engine.refs import ArgRef, Ref
-from flarespec.engine.values import member_at
 from flarespec.compiler.compile import CompiledSpec
 from flarespec.compiler.errors import ERROR, SpecIssue
 from flarespec.compiler.tokens import find_tokens
@@ -257,6 +256,6 @@ def _placeholder_values(compiled: CompiledSpec, rule, template) -> Iterator[Any]
     if rule.for_each is None or placeholder.name not in compiled.iterations[rule.for_each].chain:
         return
     for element in iteration.over.jsonpath.values(compiled.constants):
-        found, value = member_at(element, placeholder.members, digits_index=True)
+        found, value = placeholder.member_of(element)
         if found and isinstance(value, str):
             yield value

@@ -14,11 +14,13 @@ from flarespec.engine.access import Accessor
 from flarespec.engine.paths import Match
 from flarespec.engine.problems import ArgumentUnresolved, Unavailable, Unresolvable
 from flarespec.engine.refs import ArgRef, ArgTemplate, Condition, Ref, compile_ref
-from flarespec.engine.values import member_at
 
 
 @lru_cache(maxsize=None)
 def placeholder_ref(text: str) -> Ref:
+    """The reference a reference placeholder ``{target:selector}`` reads (its text, as
+    ``Placeholder.text`` holds it), compiled once per text for every reader: the run-time
+    filler, the fixture writer. The compiler has checked it where it stands."""
     return compile_ref(text)
 
 
@@ -61,17 +63,12 @@ class Arguments:
 
     @staticmethod
     def _binding_value(placeholder, scope: dict):
-        """A binding placeholder's value: ``{name@index}``, ``{name@label}``, ``{name}`` or
-        ``{name.member...}`` (KeyError when ``name`` is not bound here)."""
+        """A binding placeholder's value: what ``Placeholder.read`` reads of the bound
+        element (its index, label or member; KeyError when ``name`` is not bound here)."""
         binding = scope.get(placeholder.name)
         if binding is None:
             raise KeyError(placeholder.text)
-        meta = placeholder.meta
-        if meta == "index":
-            return binding.index
-        if meta == "label":
-            return binding.label
-        found, value = member_at(binding.value, placeholder.members, digits_index=True)
+        found, value = placeholder.read(binding.value, binding.index, binding.label)
         if not found:
             raise Unresolvable(f"{{{placeholder}}} has no value here")
         return value
