@@ -79,7 +79,8 @@ class Placeholder(str):
         raise AttributeError(f"placeholder {{{self}}} is immutable: it is parsed once and "
                              f"shared by every reader")
 
-    __delattr__ = __setattr__
+    def __delattr__(self, key):
+        self.__setattr__(key, None)
 
     def __reduce__(self):
         """Pickled (the compiled spec's cache, compiler/cache.py) as its parts: not parsed
