@@ -45,6 +45,22 @@ def test_a_placeholder_is_immutable_and_keeps_its_parts_through_pickle(monkeypat
     assert {again: 1}["file.a.0"] == 1  # a filler keyed by the text finds it
 
 
+def test_a_jsonpath_template_keeps_its_placeholders_through_pickle(monkeypatch):
+    """Reading the cache parses neither the placeholders nor the probe path again."""
+    from flarespec.engine import path_templates
+
+    template = path_templates.JsonPathTemplate("$.records.{metric}.{stat.name}")
+    monkeypatch.setattr(path_templates, "parse_placeholder", None)
+    monkeypatch.setattr(path_templates, "CompiledJsonPath", None)
+    again = pickle.loads(pickle.dumps(template))
+    assert [(p.name, p.members) for p in again.placeholders] == [
+        ("metric", ()), ("stat", ("name",))]
+    monkeypatch.undo()  # filling compiles the filled path
+    records = {"records": {"ttft": {"avg": 3}}}
+    filled = {"metric": "ttft", "stat.name": "avg"}
+    assert again.compiled(filled.__getitem__).values(records) == [3]
+
+
 @pytest.mark.parametrize("inner, value, index, label, read", [
     ("file", {"a": 1}, 3, "L", (True, {"a": 1})),
     ("file.a", {"a": 1}, 3, "L", (True, 1)),

@@ -106,10 +106,14 @@ class JsonPathTemplate:
         self._compiled: dict[str, CompiledJsonPath] = {}
 
     def __getstate__(self):
-        return self.source
+        """Pickled (the compiled spec's cache) as what load made of it: the placeholders
+        and the probe are not parsed again when the cache is read; the fillings are not
+        kept."""
+        return self.source, self.parts, self.placeholders, self.probe
 
-    def __setstate__(self, source):
-        self.__init__(source)
+    def __setstate__(self, state):
+        self.source, self.parts, self.placeholders, self.probe = state
+        self._compiled = {}
 
     def _join(self, names: list[str]) -> str:
         texts = list(self.parts[0::2])
