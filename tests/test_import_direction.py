@@ -20,7 +20,7 @@ MAY_IMPORT = {
     "compiler": {"engine", "loaders"} | DATA,
     "review": {"output", "compiler", "engine", "loaders"},
     "authoring": {"output", "fixtures", "compiler", "engine", "loaders"},  # fixtures: writer lint
-    "hooks": {"engine"},
+    "hooks": {"engine", "loaders"},  # loaders: locations (the one location syntax)
     "adapter": {"output", "compiler", "engine", "loaders"},
     "fixtures": {"output", "adapter", "compiler", "engine", "loaders"} | DATA,
     "flare": {"fixtures", "compiler", "engine", "loaders"},

@@ -8,7 +8,8 @@ from decimal import Decimal
 import pytest
 from cli_run import run
 
-from flarespec.engine.paths import CompiledJsonPath, load_file
+from flarespec.engine.paths import CompiledJsonPath
+from flarespec.loaders.by_name import load_file
 
 DOCUMENT = {"groups": [{"id": "a", "kind": "warmup", "n": 1},
                        {"id": "b", "kind": "timed", "n": 2.5}], "name": "x y"}

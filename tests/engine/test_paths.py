@@ -15,7 +15,6 @@ from flarespec.engine.paths import (
     MAX_SEGMENTS,
     CompiledJsonPath,
     PathSyntaxError,
-    child_location,
     compile_pointer,
     compile_template,
 )
@@ -24,6 +23,7 @@ from flarespec.engine.refs import compile_ref
 from flarespec.compiler.compile import compile_spec
 from flarespec.compiler.load import SpecLibrary
 from flarespec.compiler.resolve import resolve
+from flarespec.loaders.locations import child_location
 
 DOC = {
     "items": [{"sku": "a", "count": 1}, {"sku": "b", "count": 2}, {"sku": "c", "count": 0}],

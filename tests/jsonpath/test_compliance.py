@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from flarespec.engine.jsonpath import CompiledJsonPath, PathSyntaxError, child_location
+from flarespec.engine.jsonpath import CompiledJsonPath, PathSyntaxError
+from flarespec.loaders.locations import child_location
 
 SUITE = Path(__file__).resolve().parents[1] / "data" / "jsonpath-compliance" / "cts.json"
 CASES = json.loads(SUITE.read_text(encoding="utf-8"))["tests"]

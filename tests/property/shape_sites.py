@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from flarespec.engine.paths import child_location
+from flarespec.loaders.locations import child_location
 from flarespec.engine.shapes import ANY, type_list
 from flarespec.fixtures import mutations
 

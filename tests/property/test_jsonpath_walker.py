@@ -20,7 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flarespec.engine.jsonpath import CompiledJsonPath, PathSyntaxError, child_location
+from flarespec.engine.jsonpath import CompiledJsonPath, PathSyntaxError
+from flarespec.loaders.locations import child_location
 
 KEYS = ["a", "b", "c", "d e", "*", "é"]
 SCALARS = st.sampled_from(["a", "b", "", 2, 3, -2, 2.5, True, False, None])

@@ -65,15 +65,9 @@ def path(query, file, loader, options, locations):
     holds more than 2^20 nodes or prints more than 64 MiB.
     """
     from flarespec.cli.formats import echo
-    from flarespec.engine.paths import (
-        CompiledJsonPath,
-        PathSyntaxError,
-        json_text,
-        load_file,
-        loader_for,
-        shown_path,
-    )
+    from flarespec.engine.paths import CompiledJsonPath, PathSyntaxError, json_text, shown_path
     from flarespec.loaders import LoadError
+    from flarespec.loaders.by_name import load_file, loader_for
     from flarespec.loaders.limits import gc_paused
     from flarespec.output.visible import json_visible
 

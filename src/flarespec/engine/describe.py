@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from flarespec.engine.kinds import Failure
-from flarespec.engine.paths import Match, child_location
+from flarespec.engine.paths import Match
 from flarespec.engine.problems import Unavailable, Unresolvable
 from flarespec.engine.refs import (
     BINDING_METADATA,
@@ -25,7 +25,7 @@ from flarespec.engine.refs import (
 from flarespec.engine.report import Violation, shown
 from flarespec.engine.values import member_at, strict_equal
 from flarespec.loaders import locate_line, locates_lines
-from flarespec.loaders.locations import location_keys
+from flarespec.loaders.locations import child_location, location_keys
 
 
 _VALUES = ("expected", "actual")  # message placeholders shown as JSON values

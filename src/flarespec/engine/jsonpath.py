@@ -42,7 +42,7 @@ from typing import Any, Callable
 from flarespec.engine.problems import Unresolvable
 from flarespec.engine.readers import fixed_reader
 from flarespec.engine.values import is_number as _number, json_type
-from flarespec.loaders.locations import child_location, location_of  # noqa: F401 (re-exported)
+from flarespec.loaders.locations import child_location, location_of
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # fullmatch: "a\n" is no identifier
 INDEX = re.compile(r"-?[0-9]+")  # ASCII digits only: int() would also read "١" or "０"

@@ -36,7 +36,8 @@ from typing import Any, Callable, Iterable, Iterator
 import re2
 
 from flarespec.engine import directions as d
-from flarespec.engine.paths import PathSyntaxError, Template, child_location, compile_template
+from flarespec.engine.paths import PathSyntaxError, Template, compile_template
+from flarespec.loaders.locations import child_location
 from flarespec.engine.report import shown
 from flarespec.engine.values import (
     JSON_TYPES,

@@ -12,7 +12,8 @@ A spec names places in documents in two ways:
   segment ``[key=value]`` picks the first list element whose ``key`` equals ``value``.
 
 Every match carries its location as a normalised JSONPath string (``$.a['b.c'][0]``), which
-is what violations report.
+is what violations report (written by loaders/locations.py, the one location syntax). A
+file read outside a spec (``flarespec path``) is loaded by loaders/by_name.py.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from flarespec.engine.jsonpath import (  # noqa: F401 - the public names of this
     CompiledJsonPath,
     Match,
     PathSyntaxError,
-    child_location,
     parse_jsonpath,
     shown_path,
 )
@@ -256,52 +256,7 @@ def compile_pointer(source: str) -> PointerTemplate:
     return PointerTemplate(source, tuple(segments))
 
 
-# --------------------------------------------------------------------------- files
-
-# A file's loader by its extension, for selecting from one file outside a spec (``flarespec
-# path``); a spec always names its documents' loaders.
-LOADER_BY_EXTENSION = {".json": "json", ".jsonl": "jsonl", ".csv": "csv", ".sse": "sse",
-                       ".prom": "prometheus"}
-
-
-def loader_for(file: str) -> str:
-    """The loader a file's extension names; ValueError when the extension does not say."""
-    import os
-
-    extension = os.path.splitext(file)[1].lower()
-    if extension in LOADER_BY_EXTENSION:
-        return LOADER_BY_EXTENSION[extension]
-    known = ", ".join(f"{ext} ({name})" for ext, name in LOADER_BY_EXTENSION.items())
-    said = f"its extension {extension!r}" if extension else "it has no extension, and"
-    raise ValueError(f"cannot tell how to load {file!r}: {said} names no loader "
-                     f"(known: {known})")
-
-
-def load_file(file: str, loader: str, options: dict | None = None) -> Any:
-    """The file's value as a spec's document with this ``loader`` and ``options`` has it
-    (the same loader, options and size limit); LoadError or ValueError when it does not load."""
-    import os
-
-    from flarespec.loaders import (
-        FileStore,
-        document_limit,
-        find_loader,
-        load_document,
-        option_problems,
-        unknown_loader,
-    )
-
-    options = dict(options or {})
-    if find_loader(loader) is None:  # a plug-in's name too
-        raise ValueError(unknown_loader(loader))
-    problems = option_problems(loader, options)  # as a spec's options are checked
-    if problems:
-        raise ValueError("; ".join(problem for _, problem in problems))
-    real = os.path.realpath(file)
-    data = FileStore(os.path.dirname(real)).read_bytes(os.path.basename(real),
-                                                      document_limit(options))
-    return load_document(loader, data, options)[0]  # no shape here: csv cells stay text
-
+# --------------------------------------------------------------------------- output
 
 def json_text(value: Any, indent: str = "  ") -> str:
     """``value`` as indented JSON text, without recursion (values nest thousands deep).

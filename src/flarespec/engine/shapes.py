@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from flarespec.engine.values import compiled_pattern, json_type, strict_equal
-from flarespec.engine.paths import child_location
+from flarespec.loaders.locations import child_location
 from flarespec.engine.report import shown
 
 ANY = "any"

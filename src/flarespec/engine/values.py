@@ -21,6 +21,7 @@ from typing import Any, Iterator
 import re2
 
 from flarespec.engine.report import json_text
+from flarespec.loaders.locations import child_location
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False  # a bad pattern is reported as a spec issue, not logged
@@ -204,8 +205,6 @@ def _item_steps(mine: list, theirs: list, where: str) -> Iterator[tuple]:
 def _member_steps(mine: dict, theirs: dict, where: str) -> Iterator[tuple]:
     """The members of two objects as (mine, theirs, location) steps to compare, and the
     members only one of them has as finished differences."""
-    from flarespec.engine.paths import child_location
-
     for key in mine:
         at = child_location(where, key)
         yield ("extra", at, mine[key], None) if key not in theirs else (mine[key], theirs[key], at)

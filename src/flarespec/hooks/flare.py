@@ -15,8 +15,8 @@ import statistics
 from typing import Iterator
 
 from flarespec.engine.hooks import Failure, MetricResult, check_hook, metric_hook
-from flarespec.engine.paths import child_location
 from flarespec.engine.values import member_at
+from flarespec.loaders.locations import child_location
 
 
 # the snapshot an argument holds, in words ("the snapshot snapshot" was the conservation's)
