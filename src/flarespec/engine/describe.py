@@ -196,7 +196,7 @@ class Describing:
         def fill(placeholder):
             head = placeholder.name  # None for a reference
             if head in named:
-                present, value = member_at(named[head], placeholder.members, digits_index=True)
+                present, value = placeholder.member_of(named[head])
                 if not present:
                     return "{" + placeholder + "}"
                 if head in _VALUES:
