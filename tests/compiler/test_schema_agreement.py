@@ -66,9 +66,12 @@ def test_each_schema_is_a_valid_draft_07_schema(name):
 def test_every_assertion_kind_has_an_argument_schema_and_its_doc():
     kinds = SPEC.schema["definitions"]["assertion"]["properties"]
     assert set(kinds) == set(KINDS)
-    for name, kind in KINDS.items():
-        assert kinds[name]["description"] == kind.doc
-        assert kinds[name]["allOf"] == [schema.kind_argument(kind)]
+    for name, kind in KINDS.items():  # each kind once, referenced by assertion and condition
+        assert kinds[name] == {"$ref": f"#/definitions/kind_{name}"}
+        assert SPEC.schema["definitions"]["condition"]["properties"][name] == kinds[name]
+        definition = SPEC.schema["definitions"][f"kind_{name}"]
+        assert definition["description"] == kind.doc
+        assert definition["allOf"] == [schema.kind_argument(kind)]
 
 
 # --------------------------------------------------------------------------- the command

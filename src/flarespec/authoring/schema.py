@@ -3,8 +3,9 @@
 Generated, never written by hand: the Cerberus meta-schema the loader checks every spec
 file against (compiler/metaschema.py) and the catalog's (fixtures/catalog.py) are converted rule
 by rule (``cerberus_field``); what the compiler checks by its registries is added from those
-registries: the assertion kinds and their argument checks (engine/kinds.py: a kind's
-docstring is its ``description``), the loader names (loaders, compiler/compile.py) and the keys
+registries: the assertion kinds and their argument schemas (engine/kinds.py, declared as
+data with engine/argument_schema.py: a kind's docstring is its ``description``, each kind a
+definition of its own), the loader names (loaders, compiler/compile.py) and the keys
 of a shape node (engine/shapes.py). The schema judges a spec file *as written*: the
 meta-schema's fields are checked before ``${...}`` constants are substituted, exactly as
 Cerberus checks them, while a kind's argument, a loader name and a shape key are checked
@@ -20,13 +21,12 @@ elsewhere in the spec, hooks and their arguments, cross-field rules) is listed t
 
 from __future__ import annotations
 
-import inspect
 import json
 from pathlib import Path
 
-from flarespec.engine.kinds import ARGUMENT_VALUES, COUNT, KINDS, Kind
+from flarespec.engine.argument_schema import named_values
+from flarespec.engine.kinds import KINDS, Kind
 from flarespec.engine.shapes import AUTHORING_KEYS, NODE_KEYS, TYPE_NAMES
-from flarespec.engine.values import JSON_TYPES
 from flarespec.loaders import KNOWN_LOADERS
 from flarespec.loaders.options import declared_options
 from flarespec.compiler import metaschema as meta
@@ -163,9 +163,20 @@ def value(schema: dict) -> dict:
 
 def _dynamic(schema: dict) -> dict:
     """``schema``, or a value read per binding that the check accepts before it is read
-    (a ``{ref}`` or ``{template}``: kinds.py ``_dynamic``)."""
+    (a ``{ref}`` or ``{template}``: engine/argument_schema.py ``dynamic``)."""
     return {"anyOf": [schema, _ref("ref"), _ref("template")]}
 
+
+class _Forms:
+    """How this schema spells a shared definition and the written forms of a value: what
+    an argument schema's nodes (engine/argument_schema.py) ask for."""
+
+    ref = staticmethod(_ref)
+    value = staticmethod(value)
+    dynamic = staticmethod(_dynamic)
+
+
+FORMS = _Forms()
 
 ARGUMENT_FORMS = {
     "ref": {"type": "object", "required": ["ref"], "additionalProperties": False,
@@ -182,109 +193,26 @@ ARGUMENT_FORMS = {
 }
 
 
-# ------------------------------------------------------------------ assertion kinds
-def _member(each) -> dict:
-    """A member of an argument that is an ``ArgumentValue`` (engine/kinds.py) when it is
-    written, or read per binding (its definition, ``argument_values``); ``{}`` (anything)
-    when the check declares none."""
-    if each is None:
-        return {}
-    return _ref(next(f"argument_{name}" for name, known in ARGUMENT_VALUES.items()
-                     if known is each))
-
-
 def argument_values() -> dict:
-    """The definitions of the values kinds' arguments declare (engine/kinds.py)."""
-    return {f"argument_{name}": dict(value(_dynamic(each.schema)), description=f"{each.words}")
-            for name, each in ARGUMENT_VALUES.items()}
+    """The definitions of the named values kinds' arguments declare (engine/kinds.py)."""
+    return {f"argument_{name}": each.definition(FORMS)
+            for name, each in sorted(named_values(kind.argument for kind in
+                                                  KINDS.values()).items())}
 
 
-def _keys_schema(allowed, at_least_one: bool = True, each=None, order=()) -> dict:
-    """A kinds.py ``_keys_from`` mapping (``order``, which bounds may be together, is a
-    relation between members: lint's alone)."""
-    out = {"type": "object", "additionalProperties": False,
-           "properties": {key: (_ref("assertion") if key == "where" else _member(each))
-                          for key in allowed}}
-    if at_least_one:
-        out["anyOf"] = [{"required": [key]} for key in allowed if key != "where"]
-    return out
-
-
-def _list_schema(item=None, non_empty: bool = False, wanted: str = "") -> dict:
-    out: dict = {"type": "array"}
-    if non_empty:
-        out["minItems"] = 1
-    if item is not None:
-        out["items"] = _member(item)
-    return out
-
-
-def _generated_schema() -> dict:
-    """order_equals's argument: a list, or {format, product} (which placeholders name an
-    axis is lint's)."""
-    axis = _dynamic({"anyOf": [{"type": "array"}, {
-        "type": "object", "required": ["range"], "additionalProperties": False,
-        "properties": {"range": _member(COUNT)}}]})
-    generated = {"type": "object", "required": ["format"], "additionalProperties": False,
-                 "properties": {
-                     "format": {"type": "string", "description": "a template whose every "
-                                "placeholder is an axis of product: r{repetition}.{kind}"},
-                     "product": {"type": "object", "additionalProperties": value(axis)}}}
-    return {"anyOf": [{"type": "array"}, generated]}
-
-
-def _formula_schema() -> dict:
-    tolerance = {"type": "number", "minimum": 0, "description": "a tolerance (math.isclose)"}
-    return {"anyOf": [{"type": "string"}, {
-        "type": "object", "required": ["expr"], "additionalProperties": False,
-        "properties": {"expr": {"type": "string"}, "refs": {"type": "object"},
-                       "rel_tol": value(tolerance), "abs_tol": value(tolerance)}}]}
-
-
-def _same_as_schema() -> dict:
-    extra = dict(_keys_schema(("keys", "when")))
-    extra["properties"] = {"keys": {}, "when": _ref("condition")}
-    return {"type": "object", "required": ["other"], "additionalProperties": False,
-            "properties": {"other": {}, "allow_extra": extra}}
-
-
-def _checks() -> dict:
-    """The argument schema of each argument check of engine/kinds.py, by the check's name
-    (a check made by a factory, ``_keys_from(...)`` or ``_choice(...)``, by its factory's:
-    its arguments are read from the check itself)."""
-    types = {"enum": list(JSON_TYPES)}
-    return {
-        "_anything": lambda check: {},
-        "_boolean": lambda check: value({"type": "boolean"}),
-        "_text": lambda check: value(_dynamic({"type": "string"})),
-        "_pattern": lambda check: value({"type": "string", "description": "an RE2 pattern"}),
-        "_list_of": lambda check: value(_dynamic(_list_schema(**_closure(check)))),
-        "_json_types": lambda check: value(
-            {"anyOf": [types, {"type": "array", "minItems": 1, "items": types}]}),
-        "_keys_from": lambda check: value(_keys_schema(**_closure(check))),
-        "_mapping": lambda check: value({"type": "object"}),
-        "_choice": lambda check: value({"enum": list(_closure(check)["options"])}),
-        "_document_names": lambda check: value(
-            {"type": "array", "minItems": 1, "items": {"type": "string"},
-             "description": "names of documents of the spec"}),
-        "_generated_list": lambda check: value(_dynamic(_generated_schema())),
-        "_same_as": lambda check: value(_same_as_schema()),
-        "_formula_arguments": lambda check: _formula_schema(),
-    }
-
-
-def _closure(check) -> dict:
-    return dict(inspect.getclosurevars(check).nonlocals)
-
-
+# ------------------------------------------------------------------ assertion kinds
 def kind_argument(kind: Kind) -> dict:
-    """The JSON Schema of ``kind``'s argument; ``not`` wraps one inner assertion (its check
-    is the compiler's, compiler/compile.py ``argument``). KeyError for a check not known here
-    (the agreement test lists every kind, so a new check fails there, not silently)."""
-    if kind.name == "not":
-        return _ref("assertion")
-    factory = kind.check.__qualname__.split(".<locals>", 1)[0]
-    return _checks()[factory](kind.check)
+    """The JSON Schema of ``kind``'s argument, derived from the argument schema the kind
+    declares (engine/argument_schema.py): nothing about a kind is written here."""
+    return kind.argument.argument_schema(FORMS)
+
+
+def kind_definitions() -> dict:
+    """Each kind once, as a definition (``kind_<name>``: its docstring and its argument),
+    referenced by an assertion and a condition alike."""
+    return {f"kind_{name}": {"description": KINDS[name].doc,
+                             "allOf": [kind_argument(KINDS[name])]}
+            for name in sorted(KINDS)}
 
 
 def assertion_schema() -> dict:
@@ -292,9 +220,7 @@ def assertion_schema() -> dict:
     docstring (what ``flarespec spec kinds`` prints)."""
     return {"type": "object", "minProperties": 1, "maxProperties": 1,
             "additionalProperties": False,
-            "properties": {name: {"description": KINDS[name].doc,
-                                  "allOf": [kind_argument(KINDS[name])]}
-                           for name in sorted(KINDS)}}
+            "properties": {name: _ref(f"kind_{name}") for name in sorted(KINDS)}}
 
 
 def condition_schema() -> dict:
@@ -397,7 +323,7 @@ def spec_schema() -> dict:
     _refine(root, "shapes", "*", _ref("shape"))
     definitions.update(assertion=assertion_schema(), condition=condition_schema(),
                        shape=shape_schema(), constant=CONSTANT, **ARGUMENT_FORMS,
-                       **argument_values())
+                       **argument_values(), **kind_definitions())
     return _document("flarespec spec file", root, definitions,
                      "A spec file of flarespec (docs/spec-language.md), as written: a child "
                      "(extends) states only what it changes.")

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
+from flarespec.engine.argument_schema import ANYTHING, Assertion, Formula, Keys
 from flarespec.engine.formula import FormulaError, compile_formula
 from flarespec.engine.hooks import HOOKS, argument_problems, discover
 from flarespec.engine.kinds import KINDS, Kind
@@ -42,6 +43,7 @@ CONSTANTS = "constants"
 FROM = "from"  # a document's key: the string member it is parsed from
 # loaders that never read their file whole (bytes is head-read and hashed as a stream)
 STREAMED_LOADERS = frozenset({"bytes", "directory"})
+_REFUSED = object()  # an argument (or member) the compiler refused, with its issue
 
 
 @dataclass(frozen=True)
@@ -352,23 +354,38 @@ class _Compiler:
         return KINDS[name]
 
     def argument(self, kind_name: str | None, value, container, key, scope):
-        if kind_name == "formula":
-            return self.formula(value, container, key, scope)
-        # kinds that wrap one inner assertion: compile and check the inner one now
-        if kind_name == "not":
+        """A kind's argument compiled as the kind's argument schema declares it
+        (engine/argument_schema.py), then checked by it: a formula compiled (and checked at
+        its tolerances' own keys), an inner assertion compiled as an assertion of its own;
+        whatever else walked ({ref}s, templates, conditions). No kind is named here."""
+        kind = KINDS.get(kind_name)
+        schema = kind.argument if kind is not None else ANYTHING
+        if isinstance(schema, Formula):
+            return self.formula(kind_name, schema, value, container, key, scope)
+        compiled = self.compiled(schema, kind_name, value, container, key, scope)
+        return None if compiled is _REFUSED else self.checked(kind_name, compiled, container, key)
+
+    def compiled(self, schema, what, value, container, key, scope):
+        """``value`` as ``schema`` has it compiled: an ``Assertion`` as one inner assertion
+        (``_REFUSED`` when it is not one), the ``Assertion`` members of a ``Keys`` mapping
+        each so (``count``'s ``where``: left out when it is not one), the rest walked."""
+        if isinstance(schema, Assertion):
             if isinstance(value, dict) and len(value) == 1:
-                return self.checked(kind_name, self.inner(value, scope), container, key)
-            self.issue("not wants exactly one inner assertion kind", container, key)
-            return None
-        if kind_name == "count" and isinstance(value, dict) and isinstance(value.get("where"), dict):
-            walked = self.walk({k: v for k, v in value.items() if k != "where"},
-                               container, key, scope)
-            if len(value["where"]) == 1:
-                walked["where"] = self.inner(value["where"], scope)
-            else:
-                self.issue("where wants exactly one inner assertion kind", value, "where")
-            return self.checked(kind_name, walked, container, key)
-        return self.checked(kind_name, self.walk(value, container, key, scope), container, key)
+                return self.inner(value, scope)
+            self.issue(f"{what} wants exactly one inner assertion kind", container, key)
+            return _REFUSED
+        inner = [member for member in value if isinstance(schema.members.get(member), Assertion)] \
+            if isinstance(schema, Keys) and isinstance(value, dict) else []
+        if not inner:
+            return self.walk(value, container, key, scope)
+        walked = self.walk({k: v for k, v in value.items() if k not in inner},
+                           container, key, scope)
+        for member in inner:
+            compiled = self.compiled(schema.members[member], member, value[member], value,
+                                     member, scope)
+            if compiled is not _REFUSED:
+                walked[member] = compiled
+        return walked
 
     def inner(self, wrapped: dict, scope) -> dict:
         (inner_name, inner_arg), = wrapped.items()
@@ -390,15 +407,15 @@ class _Compiler:
                 self.issue(f"{kind_name}: {problem}", container, key, "spec.kind-argument")
         return arg
 
-    def formula(self, value, container, key, scope):
-        """The formula compiled, its tolerances checked by the kind (at their own keys)."""
+    def formula(self, kind_name: str, schema: Formula, value, container, key, scope):
+        """The formula compiled, its tolerances checked by its schema (at their own keys)."""
         compiled = self._formula(value, container, key, scope)
         if compiled is not None:
-            problem = KINDS["formula"].check(compiled, set(self.document_specs))
+            problem = schema.problem(compiled, set(self.document_specs))
             if problem:
-                bad = next((k for k in ("rel_tol", "abs_tol") if problem.startswith(k)), None)
+                bad = next((k for k in schema.TOLERANCES if problem.startswith(k)), None)
                 where = value if isinstance(value, dict) and bad in value else container
-                self.issue(f"formula: {problem}", where, bad if where is value else key,
+                self.issue(f"{kind_name}: {problem}", where, bad if where is value else key,
                            "spec.kind-argument")
         return compiled
 

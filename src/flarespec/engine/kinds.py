@@ -2,8 +2,10 @@
 
 Modelled on python-jsonschema's ``_keywords.py``. A kind is one generator function
 ``(ctx, subject, arg, at)`` that yields a ``Failure`` for every way the subject fails and
-nothing when it holds. Registered beside it: its argument schema (``check``, run at spec
-load and on an argument read per binding: ``Kind.read_argument``), its diff classification
+nothing when it holds. Registered beside it: its argument schema, as data (``argument=``,
+engine/argument_schema.py: the check at spec load and on an argument read per binding,
+``Kind.check`` and ``Kind.read_argument``, the editor's JSON Schema and what the compiler
+compiles of the argument are derived from it), its diff classification
 (``diff``: how a change of the argument moves the accepted set, see
 ``engine/directions.py``) and its documentation (the docstring).
 
@@ -31,11 +33,30 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
 import re2
 
 from flarespec.engine import directions as d
+from flarespec.engine.argument_schema import (  # noqa: F401 (ArgumentMistyped, READ: re-exported)
+    ANYTHING,
+    ASSERTION,
+    CONDITION,
+    READ,
+    ArgumentMistyped,
+    ArgumentValue,
+    Choice,
+    DocumentNames,
+    Formula,
+    JsonTypes,
+    Keys,
+    ListOf,
+    Schema,
+    dynamic,
+    got,
+    in_spec,
+    written,
+)
 from flarespec.engine.paths import PathSyntaxError, Template, compile_template
 from flarespec.loaders.locations import child_location
 from flarespec.engine.report import shown
@@ -82,17 +103,15 @@ class Kind:
     function: Callable[..., Iterator[Failure]]
     collective: bool
     accepts_empty: bool
-    # the argument schema, checked at spec load: (arg, document names) -> problem or None
-    check: Callable[[Any, set], str | None]
+    # the argument schema, as data (engine/argument_schema.py): the check at spec load and
+    # once read (``check``), the editor's JSON Schema, what the compiler compiles of it
+    argument: Schema
     # spec diff's classification: (name, old arg, new arg) -> [(sub-path, verdict, old, new)]
     diff: d.Changes
     doc: str
     # asks the engine for more than the values (document paths, digests): never decided
     # without a binding's context
     context: bool = False
-    # the assertions the argument wraps (``not``, ``count``'s ``where``): arg -> (kind name,
-    # argument) pairs, checked by their own kinds (the compiler checks each at its place)
-    inner: Callable[[Any], Iterable[tuple[str, Any]]] | None = None
     # the kind's inline pass test, optional: ``(subject, arg, constant) -> source or None``.
     # ``subject`` is the name of a local variable of generated code holding the raw subject
     # (one value; for a collective kind the list of the selected values), ``arg`` the
@@ -103,6 +122,11 @@ class Kind:
     # path decides), never a violation. None: no inline test for this argument. Registered
     # beside the kind by ``@inline_test(name)``.
     inline: Callable[[str, Any, Callable[[Any], str]], str | None] | None = None
+
+    def check(self, arg, documents) -> str | None:
+        """What ``arg`` misses of the kind's argument schema (``documents``: the spec's
+        document names at load, ``READ`` once read), or None."""
+        return self.argument.problem(arg, documents)
 
     def read_argument(self, arg):
         """``arg`` as read for one binding (its {ref}s read), checked against the kind's
@@ -116,15 +140,15 @@ class Kind:
     def argument_problem(self, arg) -> str | None:
         """What ``arg`` (as read for a binding) misses of this kind's argument schema and of
         the schemas of the assertions it wraps, or None."""
-        if self.check is not _anything:
-            problem = self.check(arg, READ)
+        if self.argument is ANYTHING:
+            return None
+        problem = self.argument.problem(arg, READ)
+        if problem is not None:
+            return f"{self.name}: {problem}"
+        for name, inner in self.argument.inner(arg):
+            problem = KINDS[name].argument_problem(inner)
             if problem is not None:
                 return f"{self.name}: {problem}"
-        if self.inner is not None and isinstance(arg, dict):
-            for name, inner in self.inner(arg):
-                problem = KINDS[name].argument_problem(inner)
-                if problem is not None:
-                    return f"{self.name}: {problem}"
         return None
 
     def holds(self, ctx, subject, arg) -> bool:
@@ -138,7 +162,7 @@ class Kind:
         value for any other (the caller decides what an empty selection means). ``arg`` is
         read for this binding (what the plans and conditions pass here): it is checked
         first (``read_argument``), so a verdict is never given on a mistyped argument."""
-        if self.check is not _anything or self.inner is not None:
+        if self.argument is not ANYTHING:
             self.read_argument(arg)
         if self.collective:
             return self.holds(ctx, values, arg)
@@ -227,13 +251,18 @@ def registered_kind(name: str) -> Kind:
     return KINDS[name]
 
 
-def assertion(name: str, *, diff: d.Changes, check: Callable | None = None,
-              collective: bool = False, accepts_empty: bool = False, context: bool = False,
-              inner: Callable | None = None):
-    """Register the decorated generator as the kind ``name`` (see the module docstring)."""
+def assertion(name: str, *, diff: d.Changes, argument: Schema = ANYTHING,
+              collective: bool = False, accepts_empty: bool = False, context: bool = False):
+    """Register the decorated generator as the kind ``name`` (see the module docstring);
+    ``argument`` is its argument schema (engine/argument_schema.py: any value when left
+    out)."""
+    if not isinstance(argument, Schema):
+        raise TypeError(f"{name}: argument= is an argument schema (engine/argument_schema.py), "
+                        f"got {argument!r}")
+
     def register(function):
-        KINDS[name] = Kind(name, function, collective, accepts_empty, check or _anything,
-                           diff, (function.__doc__ or "").strip(), context, inner)
+        KINDS[name] = Kind(name, function, collective, accepts_empty, argument,
+                           diff, (function.__doc__ or "").strip(), context)
         return function
     return register
 
@@ -262,215 +291,104 @@ def argument_changes(old: dict, new: dict) -> list[tuple[str, d.Verdict, Any, An
     return kind.diff(old_kind, old_arg, new_arg)
 
 
-# --------------------------------------------------------------------------- argument checks
+# --------------------------------------------------------------------------- argument schemas
 # A misspelt argument, or one that can never hold, must fail at spec load, not silently
-# check nothing or fail in Python's words while a packet is validated. A check is
-# ``(arg, document names) -> problem or None``. It runs at load on the compiled argument,
-# where a value read per binding (a {ref} or {template}) is accepted as it stands, and again
-# on the argument as read for a binding when the argument had such a value
-# (``Kind.read_argument``, with the document names ``READ``): one schema, checked wherever
-# a value of it becomes known. What only the spec's own argument is refused for (it leaves
-# nothing that can hold: ``one_of: []``, ``min`` above ``max``) is the evidence's to fail
-# once read (``all: true`` over nothing is the empty list): the kind words that failure.
+# check nothing or fail in Python's words while a packet is validated. Each kind declares
+# its argument schema as data (``argument=``, engine/argument_schema.py): the check at load
+# on the compiled argument, where a value read per binding (a {ref} or {template}) is
+# accepted as it stands, the check of the argument as read for a binding when it had such
+# a value (``Kind.read_argument``, with the document names ``READ``), the editor's JSON
+# Schema (authoring/schema.py) and what the compiler compiles of it are all derived from
+# it: one schema, checked wherever a value of it becomes known. What only the spec's own
+# argument is refused for (it leaves nothing that can hold: ``one_of: []``, ``min`` above
+# ``max``) is the evidence's to fail once read (``all: true`` over nothing is the empty
+# list): the kind words that failure. The values and nodes the kinds share:
 
-class ArgumentMistyped(ValueError):
-    """A kind's argument as read for one binding (through a {ref}) misses the kind's
-    argument schema: a violation of the rule, worded as what the kind wants and got."""
-
-
-class _Read:
-    """The document names a check is given for an argument read for a binding: a manifest
-    kind's names were checked at load (its argument holds no {ref}), so every name it has
-    is one; ``_in_spec`` tells a check it judges a value read from the evidence."""
-
-    def __contains__(self, name) -> bool:
-        return True
-
-
-READ = _Read()
-
-
-def _in_spec(documents) -> bool:
-    """True when a check judges the spec's own argument (at load), not one read."""
-    return documents is not READ
-
-
-def _dynamic(value) -> bool:
-    from flarespec.engine.refs import ArgRef, ArgTemplate
-
-    return isinstance(value, (ArgRef, ArgTemplate))
-
-
-def _anything(arg, documents) -> None:
-    return None
-
-
-def _written(arg) -> str:
-    """An argument as its spec author wrote it (YAML flow style), for ``not``'s words and
-    ``count``'s (a scalar's text is worked out once: ``count``'s ``where: {not: {equals:
-    null}}`` words a failure of ``not`` for every null it counts)."""
-    if type(arg) in _MEMO_TYPES:
-        return _written_scalar(type(arg), arg)
-    return shown(arg, bare_keys=True)
-
-
-@functools.lru_cache(maxsize=1024)
-def _written_scalar(kind: type, arg) -> str:
-    return shown(arg, bare_keys=True)
-
-
-def _got(arg) -> str:
-    """What an argument check got, for its message: the value's JSON type and the value as
-    written (``integer 5``, ``string "5"``, ``null``)."""
-    return "null" if arg is None else f"{json_type(arg)} {_written(arg)}"
-
-
-@dataclass(frozen=True)
-class ArgumentValue:
-    """What one value of a kind's argument must be, declared once: ``words`` (what a
-    problem says it wants), ``test`` and its JSON Schema (authoring/schema.py)."""
-
-    words: str
-    test: Callable[[Any], bool]
-    schema: dict
-    many: str = ""  # the words for several of them (a list's items)
-
-    def problem(self, value, what: str = "") -> str | None:
-        """None when ``value`` is one (or is read per binding: checked once read)."""
-        if _dynamic(value) or self.test(value):
-            return None
-        return f"{what}{' ' if what else ''}wants {self.words}, got {_got(value)}"
+_dynamic, _got, _written, _in_spec = dynamic, got, written, in_spec  # the kinds' words
 
 
 def _not_nan(value) -> bool:
     return is_number(value) and not (value != value)  # NaN is the one number unequal to itself
 
 
-NUMBER = ArgumentValue("a number (not NaN)", _not_nan, {"type": "number"})
+NUMBER = ArgumentValue("a number (not NaN)", _not_nan, {"type": "number"}, name="number")
 COUNT = ArgumentValue("a whole number >= 0",
                       lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
-                      {"type": "integer", "minimum": 0})
+                      {"type": "integer", "minimum": 0}, name="count")
 MEMBER_NAME = ArgumentValue("a string (a member name)", lambda v: isinstance(v, str),
-                            {"type": "string"}, many="strings (member names)")
-# by name, for the JSON Schema's definitions (authoring/schema.py)
-ARGUMENT_VALUES = {"number": NUMBER, "count": COUNT, "member_name": MEMBER_NAME}
+                            {"type": "string"}, many="strings (member names)",
+                            name="member_name")
+BOOLEAN = ArgumentValue("true or false", lambda v: isinstance(v, bool), {"type": "boolean"},
+                        accepts_dynamic=False)
+TEXT = ArgumentValue("a string", lambda v: isinstance(v, str), {"type": "string"})
+MAPPING = ArgumentValue("a mapping of member -> value", lambda v: isinstance(v, dict),
+                        {"type": "object"}, accepts_dynamic=False)
 
 
-def _boolean(arg, documents) -> str | None:
-    return None if isinstance(arg, bool) else f"wants true or false, got {_got(arg)}"
+class _Pattern(Schema):
+    """An RE2 pattern, compiled at load (a spec's regexes are RE2: no backreferences or
+    lookaround)."""
+
+    def problem(self, arg, documents) -> str | None:
+        if not isinstance(arg, str):
+            return f"wants a regular expression string, got {_got(arg)}"
+        try:
+            compiled_pattern(arg)
+        except (re2.error, UnicodeError) as error:
+            reason = error.args[0] if error.args else error
+            if isinstance(reason, bytes):
+                reason = reason.decode("utf-8", "replace")
+            return (f"invalid regular expression {_written(arg)}: {reason} (spec regexes use "
+                    f"RE2 syntax: no backreferences or lookaround)")
+        return None
+
+    def json_schema(self, forms) -> dict:
+        return {"type": "string", "description": "an RE2 pattern"}
 
 
-def _text(arg, documents) -> str | None:
-    return None if isinstance(arg, str) or _dynamic(arg) else f"wants a string, got {_got(arg)}"
+class _GeneratedList(Schema):
+    """order_equals's list: a list, a {ref} to one, or ``{format, product}``: ``product``
+    maps axis names to a list (or a {ref} to one) or ``{range: n}`` (n a whole number >= 0,
+    or a {ref}), and ``format`` is a template of the spec's own grammar (engine/paths.py)
+    whose every placeholder is one axis name alone: ``"r{repetition}.{kind}"``."""
 
+    FORMAT = Keys({"format": ANYTHING, "product": ANYTHING})
 
-def _pattern(arg, documents) -> str | None:
-    if not isinstance(arg, str):
-        return f"wants a regular expression string, got {_got(arg)}"
-    try:
-        compiled_pattern(arg)
-    except (re2.error, UnicodeError) as error:
-        reason = error.args[0] if error.args else error
-        if isinstance(reason, bytes):
-            reason = reason.decode("utf-8", "replace")
-        return (f"invalid regular expression {_written(arg)}: {reason} (spec regexes use RE2 "
-                f"syntax: no backreferences or lookaround)")
-    return None
-
-
-def _list_of(item: ArgumentValue | None = None, *, non_empty: bool = False):
-    """A list (or a {ref} to one), at least one long when ``non_empty``, of ``item``s."""
-    wanted = f"{'a non-empty' if non_empty else 'a'} list" + (f" of {item.many}" if item else "")
-
-    def check(arg, documents) -> str | None:
-        if _dynamic(arg):
+    def problem(self, arg, documents) -> str | None:
+        if isinstance(arg, list) or _dynamic(arg):
             return None
-        if not isinstance(arg, list) or non_empty and not arg and _in_spec(documents):
-            return f"wants {wanted}, got {_got(arg)}"
-        if item is not None:
-            for index, value in enumerate(arg):
-                problem = item.problem(value, f"item {index}")
-                if problem:
-                    return problem
-        return None
-    return check
+        problem = self.FORMAT.problem(arg, documents)
+        if problem or "format" not in arg:
+            return problem or "wants 'format' (and optionally 'product')"
+        product = arg.get("product", {})
+        if not isinstance(product, dict):
+            return (f"product wants a mapping of axis name -> list or {{range: n}}, "
+                    f"got {_got(product)}")
+        for name, axis in product.items():
+            if isinstance(axis, dict) and set(axis) == {"range"}:
+                problem = COUNT.problem(axis["range"], documents, f"product axis {name} range")
+            elif not (isinstance(axis, list) or _dynamic(axis)):
+                problem = (f"product axis {name} wants a list or {{range: n}}, "
+                           f"got {_got(axis)}")
+            if problem:
+                return problem
+        return _format_problem(arg["format"], product)
 
+    def json_schema(self, forms) -> dict:
+        """(Which placeholders name an axis is lint's.)"""
+        axis = forms.dynamic({"anyOf": [{"type": "array"}, {
+            "type": "object", "required": ["range"], "additionalProperties": False,
+            "properties": {"range": COUNT.member_schema(forms)}}]})
+        generated = {"type": "object", "required": ["format"], "additionalProperties": False,
+                     "properties": {
+                         "format": {"type": "string", "description": "a template whose every "
+                                    "placeholder is an axis of product: r{repetition}.{kind}"},
+                         "product": {"type": "object", "additionalProperties": forms.value(axis)}}}
+        return forms.dynamic({"anyOf": [{"type": "array"}, generated]})
 
-def _json_types(arg, documents) -> str | None:
-    names = [arg] if isinstance(arg, str) else arg
-    if not isinstance(names, list) or not names or any(n not in JSON_TYPES for n in names):
-        return f"wants one or more of {', '.join(JSON_TYPES)}, got {_got(arg)}"
-    return None
-
-
-def _keys_from(allowed: tuple, *, at_least_one: bool = True, each: ArgumentValue | None = None,
-               order: tuple = ()):
-    """A mapping of some of the ``allowed`` members (at least one but ``where`` when
-    ``at_least_one``), ``each`` one but ``where`` (an inner assertion, checked as one) an
-    ``ArgumentValue`` when given; for each ``(low, high, strict)`` of ``order`` that are both
-    there, ``low <= high`` (``low < high`` when ``strict``), else nothing could hold."""
-    def check(arg, documents) -> str | None:
-        if not isinstance(arg, dict):
-            return f"wants a mapping with {', '.join(allowed)}, got {_got(arg)}"
-        unknown = sorted(set(arg) - set(allowed))
-        if unknown:
-            return f"unknown argument {', '.join(unknown)}; allowed: {', '.join(allowed)}"
-        if at_least_one and not set(arg) & (set(allowed) - {"where"}):
-            return f"wants at least one of {', '.join(a for a in allowed if a != 'where')}"
-        if each is not None:
-            for key, member in arg.items():
-                problem = each.problem(member, key) if key != "where" else None
-                if problem:
-                    return problem
-        for low, high, strict in order if _in_spec(documents) else ():
-            if low in arg and high in arg and not (_dynamic(arg[low]) or _dynamic(arg[high])):
-                if arg[low] > arg[high] or strict and arg[low] == arg[high]:
-                    return (f"{low} {_written(arg[low])} and {high} {_written(arg[high])} leave "
-                            f"nothing that can hold")
-        return None
-    return check
-
-
-def _mapping(arg, documents) -> str | None:
-    return None if isinstance(arg, dict) else \
-        f"wants a mapping of member -> value, got {_got(arg)}"
-
-
-def _choice(*options):
-    def check(arg, documents) -> str | None:
-        return None if arg in options else f"wants one of {', '.join(options)}, got {_got(arg)}"
-    return check
-
-
-def _document_names(arg, documents) -> str | None:
-    if not isinstance(arg, list) or not arg:
-        return f"wants a list of document names, got {_got(arg)}"
-    unknown = [name for name in arg if name not in documents]
-    return f"unknown documents {', '.join(map(str, unknown))}" if unknown else None
-
-
-def _generated_list(arg, documents) -> str | None:
-    """A list, a {ref} to one, or ``{format, product}``: ``product`` maps axis names to a
-    list (or a {ref} to one) or ``{range: n}`` (n a whole number >= 0, or a {ref}), and
-    ``format`` is a template of the spec's own grammar (engine/paths.py) whose every
-    placeholder is one axis name alone: ``"r{repetition}.{kind}"``."""
-    if isinstance(arg, list) or _dynamic(arg):
-        return None
-    problem = _keys_from(("format", "product"))(arg, documents)
-    if problem or "format" not in arg:
-        return problem or "wants 'format' (and optionally 'product')"
-    product = arg.get("product", {})
-    if not isinstance(product, dict):
-        return f"product wants a mapping of axis name -> list or {{range: n}}, got {_got(product)}"
-    for name, axis in product.items():
-        if isinstance(axis, dict) and set(axis) == {"range"}:
-            problem = COUNT.problem(axis["range"], f"product axis {name} range")
-        elif not (isinstance(axis, list) or _dynamic(axis)):
-            problem = (f"product axis {name} wants a list or {{range: n}}, "
-                       f"got {_got(axis)}")
-        if problem:
-            return problem
-    return _format_problem(arg["format"], product)
+    def nodes(self):
+        yield self
+        yield COUNT
 
 
 def _format_problem(text, product: dict) -> str | None:
@@ -497,12 +415,11 @@ def _format_template(text: str) -> Template:
     return compile_template(text)
 
 
-def _same_as(arg, documents) -> str | None:
-    problem = _keys_from(("other", "allow_extra"))(arg, documents)
-    if problem or "other" not in arg:
-        return problem or "wants 'other'"
-    extra = arg.get("allow_extra")
-    return _keys_from(("keys", "when"))(extra, documents) if extra is not None else None
+PATTERN, GENERATED_LIST = _Pattern(), _GeneratedList()
+JSON_TYPE_NAMES, DOCUMENT_NAMES, FORMULA = JsonTypes(), DocumentNames(), Formula()
+SAME_AS = Keys({"other": ANYTHING,
+                "allow_extra": Keys({"keys": ANYTHING, "when": CONDITION})},
+               required=("other",))
 
 
 def _bounds(arg: dict, measured: float, what: str) -> Iterator[Failure]:
@@ -520,7 +437,7 @@ def _not_an_object(value) -> Failure:
 
 # --------------------------------------------------------------------------- kinds
 
-@assertion("present", collective=True, accepts_empty=True, check=_boolean,
+@assertion("present", collective=True, accepts_empty=True, argument=BOOLEAN,
            diff=d.whole(d.switch))
 def present(ctx, values: list, arg, at) -> Iterator[Failure]:
     """The selection matches at least one place."""
@@ -528,7 +445,7 @@ def present(ctx, values: list, arg, at) -> Iterator[Failure]:
         yield Failure("nothing present here", "present", "absent")
 
 
-@assertion("absent", collective=True, accepts_empty=True, check=_boolean,
+@assertion("absent", collective=True, accepts_empty=True, argument=BOOLEAN,
            diff=d.whole(d.switch))
 def absent(ctx, values: list, arg, at) -> Iterator[Failure]:
     """The selection matches nothing."""
@@ -537,7 +454,7 @@ def absent(ctx, values: list, arg, at) -> Iterator[Failure]:
             yield Failure("must be absent", "absent", value, at[index])
 
 
-@assertion("type", check=_json_types, diff=d.whole(d.type_verdict))
+@assertion("type", argument=JSON_TYPE_NAMES, diff=d.whole(d.type_verdict))
 def type_(ctx, value, arg, at) -> Iterator[Failure]:
     """JSON type: null, boolean, integer (a JSON integer token), number, string, array, object."""
     actual = json_type(value)
@@ -558,7 +475,7 @@ def equals(ctx, value, arg, at) -> Iterator[Failure]:
         yield Failure("differs from the expected value", arg, value)
 
 
-@assertion("one_of", check=_list_of(non_empty=True),
+@assertion("one_of", argument=ListOf(non_empty=True),
            diff=d.whole(lambda o, n: d.sets(o, n, more_is_looser=True, what="allowed set")))
 def one_of(ctx, value, arg, at) -> Iterator[Failure]:
     """Type-strict membership in a list."""
@@ -566,7 +483,7 @@ def one_of(ctx, value, arg, at) -> Iterator[Failure]:
         yield Failure("is not one of the allowed values", arg, value)
 
 
-@assertion("regex", check=_pattern, diff=d.whole(d.regex_verdict))
+@assertion("regex", argument=PATTERN, diff=d.whole(d.regex_verdict))
 def regex(ctx, value, arg, at) -> Iterator[Failure]:
     """A string the pattern matches WHOLE (RE2 syntax, full-match semantics).
 
@@ -584,7 +501,7 @@ def regex(ctx, value, arg, at) -> Iterator[Failure]:
     yield Failure(f"does not match /{arg}/", arg, value)
 
 
-@assertion("starts_with", check=_text, diff=d.whole(d.prefix_verdict))
+@assertion("starts_with", argument=TEXT, diff=d.whole(d.prefix_verdict))
 def starts_with(ctx, value, arg, at) -> Iterator[Failure]:
     """A string that begins with the given text."""
     if not isinstance(value, str) or not value.startswith(arg):
@@ -603,8 +520,8 @@ _RANGE_ORDER = (("min", "max", False), ("min", "exclusive_max", True),
 _SIZE_ORDER = (("min", "max", False), ("min", "equals", False), ("equals", "max", False))
 
 
-@assertion("range", check=_keys_from(("min", "max", "exclusive_min", "exclusive_max"),
-                                     each=NUMBER, order=_RANGE_ORDER),
+@assertion("range", argument=Keys({"min": NUMBER, "max": NUMBER, "exclusive_min": NUMBER,
+                                   "exclusive_max": NUMBER}, order=_RANGE_ORDER),
            diff=d.by_member(d.range_members))
 def range_(ctx, value, arg, at) -> Iterator[Failure]:
     """A number within bounds: {min, max, exclusive_min, exclusive_max}."""
@@ -616,21 +533,22 @@ def range_(ctx, value, arg, at) -> Iterator[Failure]:
             yield Failure(f"is {value}, expected {words} {arg[key]}", {key: arg[key]}, value)
 
 
-@assertion("finite", check=_boolean, diff=d.whole(d.switch))
+@assertion("finite", argument=BOOLEAN, diff=d.whole(d.switch))
 def finite(ctx, value, arg, at) -> Iterator[Failure]:
     """A number that is neither NaN nor infinite."""
     if arg and not is_finite_number(value):
         yield Failure("is not a finite number", "finite number", value)
 
 
-@assertion("integral", check=_boolean, diff=d.whole(d.switch))
+@assertion("integral", argument=BOOLEAN, diff=d.whole(d.switch))
 def integral(ctx, value, arg, at) -> Iterator[Failure]:
     """A number with no fractional part, exactly (12 and 12.0 pass; 12.5, NaN and ±inf fail)."""
     if arg and not is_integral_number(value):
         yield Failure("is not an integral number", "integral number", value)
 
 
-@assertion("length", check=_keys_from(("equals", "min", "max"), each=COUNT, order=_SIZE_ORDER),
+@assertion("length", argument=Keys({"equals": COUNT, "min": COUNT, "max": COUNT},
+                                    order=_SIZE_ORDER),
            diff=d.by_member(d.size_bound))
 def length(ctx, value, arg, at) -> Iterator[Failure]:
     """Length of an array, string or object: {equals, min, max}."""
@@ -641,8 +559,9 @@ def length(ctx, value, arg, at) -> Iterator[Failure]:
 
 
 @assertion("count", collective=True, accepts_empty=True,
-           check=_keys_from(("equals", "min", "max", "where"), each=COUNT, order=_SIZE_ORDER),
-           inner=lambda arg: (arg.get("where") or {}).items(), diff=d.by_member(d.size_bound))
+           argument=Keys({"equals": COUNT, "min": COUNT, "max": COUNT, "where": ASSERTION},
+                         at_least_one=("equals", "min", "max"), order=_SIZE_ORDER),
+           diff=d.by_member(d.size_bound))
 def count(ctx, values: list, arg, at) -> Iterator[Failure]:
     """Number of places the selection matched: {equals, min, max, where: {<kind>: arg}}.
 
@@ -662,7 +581,7 @@ def count(ctx, values: list, arg, at) -> Iterator[Failure]:
     yield from _bounds(arg, len(values), what)
 
 
-@assertion("unique", collective=True, check=_boolean, diff=d.whole(d.switch))
+@assertion("unique", collective=True, argument=BOOLEAN, diff=d.whole(d.switch))
 def unique(ctx, values: list, arg, at) -> Iterator[Failure]:
     """The matched values are pairwise distinct (type-strict)."""
     if not arg:
@@ -684,7 +603,7 @@ def unique(ctx, values: list, arg, at) -> Iterator[Failure]:
 GENERATED_SLACK = 1000
 
 
-@assertion("order_equals", collective=True, accepts_empty=True, check=_generated_list,
+@assertion("order_equals", collective=True, accepts_empty=True, argument=GENERATED_LIST,
            diff=d.whole(d.review("another expected sequence")))
 def order_equals(ctx, values: list, arg, at) -> Iterator[Failure]:
     """The matched values, in order, equal a reference list (type-strict).
@@ -762,7 +681,7 @@ def _expand(template: Template, axes: list[tuple[str, list | range]]) -> list:
             for combination in itertools.product(*(values for _, values in axes))]
 
 
-@assertion("monotonic", collective=True, check=_choice("non_decreasing", "increasing"),
+@assertion("monotonic", collective=True, argument=Choice(("non_decreasing", "increasing")),
            diff=d.whole(d.monotonic_verdict))
 def monotonic(ctx, values: list, arg, at) -> Iterator[Failure]:
     """The matched numbers, in order, are non_decreasing (or increasing)."""
@@ -777,7 +696,7 @@ def monotonic(ctx, values: list, arg, at) -> Iterator[Failure]:
                           f"{arg.replace('_', '-')} values", arg, value, at[index])
 
 
-@assertion("keys", check=_list_of(MEMBER_NAME),
+@assertion("keys", argument=ListOf(MEMBER_NAME),
            diff=d.whole(d.review("keys requires exactly this key set: another set is neither "
                                  "wider nor narrower")))
 def keys(ctx, value, arg, at) -> Iterator[Failure]:
@@ -795,7 +714,7 @@ def keys(ctx, value, arg, at) -> Iterator[Failure]:
         yield Failure(detail, sorted(expected, key=str), sorted(value))
 
 
-@assertion("includes", check=_mapping, diff=d.by_member(d.includes_member))
+@assertion("includes", argument=MAPPING, diff=d.by_member(d.includes_member))
 def includes(ctx, value, arg, at) -> Iterator[Failure]:
     """An object whose named members equal the given values (type-strict); others are free."""
     if not isinstance(value, dict):
@@ -810,7 +729,7 @@ def includes(ctx, value, arg, at) -> Iterator[Failure]:
             yield Failure(f"{where} differs from the expected value", expected, value[key], where)
 
 
-@assertion("same_as", check=_same_as, diff=d.by_member(d.same_as_member))
+@assertion("same_as", argument=SAME_AS, diff=d.by_member(d.same_as_member))
 def same_as(ctx, value, arg, at) -> Iterator[Failure]:
     """Type-strict deep equality with another value, optionally allowing named extra keys.
 
@@ -885,24 +804,7 @@ def _same_finite_pickle(left, right) -> bool:
     return same_pickle(left, right, finite=True)
 
 
-def _formula_arguments(arg, _documents) -> str | None:
-    """The formula kind's argument check: ``rel_tol`` and ``abs_tol`` (``math.isclose``'s
-    tolerances), when given, are finite numbers >= 0 (not bool, not text). Accepts the
-    spec's form ({expr, refs, rel_tol, abs_tol}) and the compiled one alike."""
-    if not isinstance(arg, dict):
-        return None
-    for name in ("rel_tol", "abs_tol"):
-        if name not in arg:
-            continue
-        value = arg[name]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not math.isfinite(value) or value < 0:
-            return (f"{name} is a tolerance: a finite number >= 0 (e.g. 1.0e-9), "
-                    f"got {shown(value)}")
-    return None
-
-
-@assertion("formula", check=_formula_arguments, diff=d.by_member(d.formula_member))
+@assertion("formula", argument=FORMULA, diff=d.by_member(d.formula_member))
 def formula(ctx, value, arg, at) -> Iterator[Failure]:
     """A safe arithmetic formula over the value's fields holds: "a + b == @total"."""
     compiled, refs = arg["compiled"], arg.get("refs") or {}
@@ -929,7 +831,7 @@ def _negated(name: str, old, new) -> list:
             for path, (cls, what, reason), before, after in argument_changes(old, new)]
 
 
-@assertion("not", inner=dict.items, diff=_negated)
+@assertion("not", argument=ASSERTION, diff=_negated)
 def not_(ctx, value, arg, at) -> Iterator[Failure]:
     """The inner assertion (one kind) must fail: {not: {starts_with: "x"}}."""
     (name, inner), = arg.items()
@@ -953,7 +855,7 @@ def _each_manifest(check):
     return function
 
 
-@assertion("manifest_lists_all", collective=True, context=True, check=_document_names,
+@assertion("manifest_lists_all", collective=True, context=True, argument=DOCUMENT_NAMES,
            diff=d.whole(lambda o, n: d.sets(o, n, more_is_looser=False,
                                             what="required entries")))
 @_each_manifest
@@ -963,7 +865,7 @@ def manifest_lists_all(ctx, manifest: dict, arg, at: str) -> Iterator[Failure]:
         yield Failure(f"no entry for {path}", path, None, at)
 
 
-@assertion("manifest_lists_only", collective=True, context=True, check=_document_names,
+@assertion("manifest_lists_only", collective=True, context=True, argument=DOCUMENT_NAMES,
            diff=d.whole(lambda o, n: d.sets(o, n, more_is_looser=True,
                                             what="allowed entries")))
 @_each_manifest
@@ -976,7 +878,7 @@ def manifest_lists_only(ctx, manifest: dict, arg, at: str) -> Iterator[Failure]:
                           child_location(at, key))
 
 
-@assertion("manifest_digests", collective=True, context=True, check=_document_names,
+@assertion("manifest_digests", collective=True, context=True, argument=DOCUMENT_NAMES,
            diff=d.whole(lambda o, n: d.sets(o, n, more_is_looser=False,
                                             what="checked digests")))
 @_each_manifest
