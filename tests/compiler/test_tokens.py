@@ -113,14 +113,14 @@ def test_the_grammar_is_defined_once():
     and lint's placeholder check reads templates as the engine does (compile_template)."""
     from flarespec.authoring import lint, placeholders, scaffold
     from flarespec.fixtures import catalog
-    from flarespec.review import diff
+    from flarespec.review import changes, constants, diff
     from flarespec.compiler import resolve
 
     assert "_CONSTANT" not in vars(resolve)
     # resolve imports lookup_constant and substitute from spec.tokens where it substitutes
     # (a compiled spec from the cache needs neither): it defines no lookup of its own
     assert "lookup_constant" not in vars(resolve) and "PATH_FILTERS" not in vars(resolve)
-    assert "_SPELLED" not in vars(diff)
+    assert all("_SPELLED" not in vars(module) for module in (diff, changes, constants))
     assert "PLACEHOLDER" not in vars(catalog)
     assert "_REFERENCE" not in vars(lint) and "_REFERENCE" not in vars(scaffold)
     assert "_PLACEHOLDER" not in vars(placeholders) and "_REFERENCE" not in vars(placeholders)
@@ -183,7 +183,8 @@ def test_a_hyphenated_member_resolves_in_a_spec(tmp_path):
 
 
 def test_spec_diff_reads_constants_with_the_shared_scanners():
-    from flarespec.review.diff import _runtime_constants, _spelled_constants
+    from flarespec.review.changes import spelled_constants as _spelled_constants
+    from flarespec.review.constants import runtime_constants as _runtime_constants
     from flarespec.compiler.references import referenced_members
 
     rule = {"given": "doc:${field.key|jsonpath}", "assert": {"equals": "${count}-${}"},

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from flarespec.review.diff import diff_specs, leaf_changes
+from flarespec.review.diff import diff_specs
+from flarespec.review.tree import leaf_changes
 from flarespec.output.formats import render as render_as
 from flarespec.review.render import diff_report, label
 

@@ -8,7 +8,9 @@ import copy
 import re
 from pathlib import Path
 
-from flarespec.review.diff import ABSENT, diff_specs, leaf_changes, list_key
+from flarespec.engine.directions import ABSENT
+from flarespec.review.diff import diff_specs
+from flarespec.review.tree import leaf_changes, list_key
 from flarespec.review.git import linted
 from flarespec.review.render import label
 

@@ -51,7 +51,7 @@ def diff(refs, base, fmt, root, fail_on, ack_file):
     """
     from flarespec.authoring.lint import lint_one
     from flarespec.review.render import acknowledge, diff_report, read_acks
-    from flarespec.review.sides import compared
+    from flarespec.review.compare import compared
     from flarespec.compiler.errors import SpecInvalid
 
     if base is None and len(refs) != 2:

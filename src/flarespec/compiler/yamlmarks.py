@@ -64,7 +64,7 @@ def load_marked(text: str, file: str):
     """The single YAML document in ``text`` as marked, JSON-compatible data; any problem is a
     ``SpecYamlError`` naming ``file:line:column`` and a code."""
     # PyYAML only to parse: measure's spec comes from the compiled-spec cache
-    from flarespec.compiler.yamlparse import load_marked as parse
+    from flarespec.compiler.yamlparse import load_marked as parse  # lazy: PyYAML only to parse
 
     return parse(text, file)
 

@@ -16,7 +16,10 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from flarespec.review.diff import NEUTRAL, REVIEW, Change, DiffResult, diff_specs, ordered
+from flarespec.engine.directions import NEUTRAL, REVIEW
+from flarespec.review.changes import Change, DiffResult, ordered
+from flarespec.review.diff import diff_specs
+from flarespec.review.sides import NEW, OLD, LintFailed, lint_side
 from flarespec.compiler.errors import SpecInvalid, SpecIssue
 
 SPEC_SUFFIXES = (".yaml", ".yml")
@@ -140,8 +143,6 @@ def diff_against(rev: str, paths: list[str], linted, cwd: Path | None = None
     (the same id at another path) with its old self. Both sides are linted first
     (review/sides.py: ``linted`` lints and counts their warnings): every lint error of
     either side is collected into one LintFailed, each side named."""
-    from flarespec.review.sides import NEW, OLD, LintFailed, lint_side
-
     cwd = Path(cwd or Path.cwd()).resolve()
     check_rev(rev, cwd)
     root = repository_root(cwd)
@@ -190,8 +191,6 @@ class _Base:
 
     def _linted(self, path: Path, side: str = "old"):
         """A parent, linted (its warnings are counted where it is compared as a file)."""
-        from flarespec.review.sides import lint_side
-
         return lint_side([path], side, self.side(side), self.linted, self.named, self.shown,
                          counted=False)[0]
 

@@ -18,7 +18,9 @@ from typing import Callable, Iterable
 
 from flarespec.output.model import ERROR, NONE, PASS, WARNING, Finding, Report, Rule, \
     Section, Table
-from flarespec.review.diff import LOOSENING, NEUTRAL, TIGHTENING, DiffResult, diff_specs
+from flarespec.engine.directions import LOOSENING, NEUTRAL, TIGHTENING
+from flarespec.review.changes import DiffResult
+from flarespec.review.diff import diff_specs
 
 
 @dataclass

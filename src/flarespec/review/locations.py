@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from flarespec.review.diff import (ABSENT, Change, Place, SpecSide, _indexed, _steps,
-                                   _strings, leaf_changes, same)
+from flarespec.engine.directions import ABSENT, same
+from flarespec.review.changes import Change, Place, SpecSide, strings
+from flarespec.review.tree import indexed, leaf_changes, path_steps
 
 _SECTIONS = {"document": "documents", "iteration": "iterations", "identity": "identities"}
 _DROPS = {"rule": ("dropped", "drop_rules"), "document": ("dropped_documents", "drop_documents")}
@@ -42,7 +43,7 @@ def locate(changes: list[Change], before: SpecSide, after: SpecSide) -> None:
         if change.op == "removed" and not change.path and _dropped(change, after):
             continue
         if change.path:
-            steps = [(root + list(_steps(change.path))) if root is not None else None
+            steps = [(root + list(path_steps(change.path))) if root is not None else None
                      for root in (_root(after, change.subject, after.renames),
                                   _root(before, change.subject, after.renames))]
             if _through_constants(change, before, after, *steps, change.subject):
@@ -106,7 +107,7 @@ def _inherited(change: Change, after: SpecSide) -> None:
         if found is None:
             continue
         root, subject = found
-        mark = _mark(layer.data, root + list(_steps(change.path)))
+        mark = _mark(layer.data, root + list(path_steps(change.path)))
         if mark is not None:
             relation = "overrides" if kind != "rule" else \
                 "replaces" if subject == change.subject else "renames"
@@ -135,7 +136,7 @@ def _layer_root(data, change: Change, renames: dict) -> tuple[list, str] | None:
 def _mark(tree, steps: list):
     from flarespec.compiler.yamlmarks import mark_at
 
-    return mark_at(tree, _indexed(tree, steps))
+    return mark_at(tree, indexed(tree, steps))
 
 
 # --------------------------------------------------------------------------- constants
@@ -152,7 +153,7 @@ def _through_constants(change: Change, before: SpecSide, after: SpecSide,
     if len(trails) == 2 and not same(_plain(trails[0][0]), _plain(trails[1][0])):
         return False  # the text itself changed there: the change is where it is written
     names = dict.fromkeys(token.name for raw, _, keys in trails
-                          for text in [*keys, *_strings(raw)] for token in _tokens(text))
+                          for text in [*keys, *strings(raw)] for token in _tokens(text))
     changed = [name for name in names if not same(_constant(before, name),
                                                   _constant(after, name))]
     if not changed:
@@ -185,7 +186,7 @@ def _trail(side: SpecSide, steps: list | None) -> tuple[Any, int, list[str]] | N
     a value that resolution substituted as a whole stops the walk at its token."""
     if side.marks is None or steps is None:
         return None
-    steps = _indexed(side.marks, steps)
+    steps = indexed(side.marks, steps)
     mark = _mark(side.marks, steps)
     layer = next((f for f in side.chain if mark is not None and str(f.path) == mark.file), None)
     if layer is None:
@@ -248,7 +249,7 @@ def _constant_place(name: str, before: SpecSide, after: SpecSide) -> tuple[str, 
     old, new = _constant(before, name), _constant(after, name)
     inner = next((path for path, _, _ in leaf_changes(old, new, "")), "")
     steps = ["constants", *(int(p) if p.isdigit() else p for p in name.split(".")),
-             *_steps(inner)]
+             *path_steps(inner)]
     side = after if new is not ABSENT else before
     file, line = side.mark_of(*steps)
     shown = name + (inner if not inner or inner.startswith("[") else f".{inner}")
@@ -298,7 +299,7 @@ def _shape_steps(side: SpecSide, document: str, node: str) -> list | None:
     declared = ((data.get("documents") or {}).get(document) or {}).get("shape")
     steps, node_at = (["shapes", declared], shapes.get(declared)) if isinstance(declared, str) \
         else (["documents", document, "shape"], declared)
-    parts = list(_steps(node))
+    parts = list(path_steps(node))
     index = 0
     while index < len(parts):
         key = parts[index]

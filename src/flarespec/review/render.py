@@ -12,8 +12,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from flarespec.review.diff import LOOSENING, NEUTRAL, REVIEW, TIGHTENING, Change, \
-    DiffResult
+from flarespec.engine.directions import LOOSENING, NEUTRAL, REVIEW, TIGHTENING
+from flarespec.review.changes import Change, DiffResult
 from flarespec.output.model import ERROR, NOTE, WARNING, Finding, Report, Rule, Section
 from flarespec.compiler.errors import SpecInvalid, SpecIssue
 

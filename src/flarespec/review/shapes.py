@@ -24,9 +24,9 @@ import re
 from typing import Any
 
 from flarespec.engine.shapes import ANY, DROPPED, TYPE_NAMES
-from flarespec.review.diff import (ABSENT, LOOSENING, NEUTRAL, REVIEW, TIGHTENING,
-                                   _by_position, _verb)
 from flarespec.compiler.shapes import ShapeCompiler
+from flarespec.engine.directions import ABSENT, LOOSENING, NEUTRAL, REVIEW, TIGHTENING
+from flarespec.review.tree import by_position, verb
 
 _CONSTRAINTS = ("closed", "items", "values", "min", "max", "length", "pattern", "one_of")
 
@@ -83,7 +83,7 @@ def verdict(path: str, old: Any, new: Any) -> tuple[str, str, str]:
     if key == "description":
         return NEUTRAL, "description reworded", "wording only"
     if key == "example":
-        return NEUTRAL, f"example {_verb(old, new)}", "what writers write; never checked"
+        return NEUTRAL, f"example {verb(old, new)}", "what writers write; never checked"
     if key == "type":
         before, after = _type_set(old if old is not ABSENT else ANY), \
             _type_set(new if new is not ABSENT else ANY)
@@ -125,7 +125,7 @@ def shape_changes(before_data: dict, after_data: dict) -> list[tuple]:
     found = []
     for name in [n for n in list(old) + [n for n in new if n not in old] if n in both]:
         o, n = old.get(name, ABSENT), new.get(name, ABSENT)
-        for path, before, after in _by_position(o, n):
+        for path, before, after in by_position(o, n):
             found.append((name, member_path(path), before, after,
                           verdict(path, before, after), path))
     return found
