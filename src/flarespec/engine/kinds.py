@@ -445,6 +445,12 @@ def present(ctx, values: list, arg, at) -> Iterator[Failure]:
         yield Failure("nothing present here", "present", "absent")
 
 
+@inline_test("present")
+def _present_inline(subject, arg, constant):
+    """Something matched (``present: false`` holds always)."""
+    return {True: f"(len({subject}) != 0)", False: "True"}.get(arg) if type(arg) is bool else None
+
+
 @assertion("absent", collective=True, accepts_empty=True, argument=BOOLEAN,
            diff=d.whole(d.switch))
 def absent(ctx, values: list, arg, at) -> Iterator[Failure]:
@@ -452,6 +458,12 @@ def absent(ctx, values: list, arg, at) -> Iterator[Failure]:
     if arg:
         for index, value in enumerate(values):
             yield Failure("must be absent", "absent", value, at[index])
+
+
+@inline_test("absent")
+def _absent_inline(subject, arg, constant):
+    """Nothing matched (``absent: false`` holds always)."""
+    return {True: f"(len({subject}) == 0)", False: "True"}.get(arg) if type(arg) is bool else None
 
 
 @assertion("type", argument=JSON_TYPE_NAMES, diff=d.whole(d.type_verdict))
@@ -467,6 +479,17 @@ def type_(ctx, value, arg, at) -> Iterator[Failure]:
     yield Failure(f"is {actual}, expected {' or '.join(allowed)}", allowed, actual)
 
 
+@inline_test("type")
+def _type_inline(subject, arg, constant):
+    """The subject's exact Python type is one of the named JSON types' (a subclass: not
+    known; ``bool`` is never an integer here, as ``json_type`` says)."""
+    from flarespec.engine.inline import EXACT_TYPES
+
+    names = [arg] if isinstance(arg, str) else arg
+    types = frozenset(python for name in names for python in EXACT_TYPES[name])
+    return f"(type({subject}) in {constant(types)})"
+
+
 @assertion("equals", diff=d.whole(d.review("another expected value: neither set contains "
                                            "the other")))
 def equals(ctx, value, arg, at) -> Iterator[Failure]:
@@ -475,12 +498,28 @@ def equals(ctx, value, arg, at) -> Iterator[Failure]:
         yield Failure("differs from the expected value", arg, value)
 
 
+@inline_test("equals")
+def _equals_inline(subject, arg, constant):
+    """Type-strict equality: a scalar by exact type and ``==``, a container by strict_equal."""
+    from flarespec.engine.inline import equal_source
+
+    return equal_source(subject, arg, constant)
+
+
 @assertion("one_of", argument=ListOf(non_empty=True),
            diff=d.whole(lambda o, n: d.sets(o, n, more_is_looser=True, what="allowed set")))
 def one_of(ctx, value, arg, at) -> Iterator[Failure]:
     """Type-strict membership in a list."""
     if not any(strict_equal(value, option) for option in arg):
         yield Failure("is not one of the allowed values", arg, value)
+
+
+@inline_test("one_of")
+def _one_of_inline(subject, arg, constant):
+    """Type-strict membership: the scalar options in one set of (exact type, value)."""
+    from flarespec.engine.inline import equal_to_any_source
+
+    return equal_to_any_source(subject, arg, constant) if isinstance(arg, list) else None
 
 
 @assertion("regex", argument=PATTERN, diff=d.whole(d.regex_verdict))
@@ -501,11 +540,28 @@ def regex(ctx, value, arg, at) -> Iterator[Failure]:
     yield Failure(f"does not match /{arg}/", arg, value)
 
 
+@inline_test("regex")
+def _regex_inline(subject, arg, constant):
+    """The pattern's compiled full match, asked once (a lone surrogate raises: not known)."""
+    if type(arg) is not str:
+        return None
+    matches = constant(compiled_pattern(arg).fullmatch)
+    return f"(type({subject}) is str and {matches}({subject}) is not None)"
+
+
 @assertion("starts_with", argument=TEXT, diff=d.whole(d.prefix_verdict))
 def starts_with(ctx, value, arg, at) -> Iterator[Failure]:
     """A string that begins with the given text."""
     if not isinstance(value, str) or not value.startswith(arg):
         yield Failure(f"does not begin with {shown(arg)}", arg, value)
+
+
+@inline_test("starts_with")
+def _starts_with_inline(subject, arg, constant):
+    """A string with the prefix (a str subclass: not known)."""
+    if not isinstance(arg, str):
+        return None
+    return f"(type({subject}) is str and {subject}.startswith({constant(arg)}))"
 
 
 _RANGE_BOUNDS = (("min", lambda v, b: v >= b, "at least"), ("max", lambda v, b: v <= b, "at most"),
@@ -533,6 +589,17 @@ def range_(ctx, value, arg, at) -> Iterator[Failure]:
             yield Failure(f"is {value}, expected {words} {arg[key]}", {key: arg[key]}, value)
 
 
+@inline_test("range")
+def _range_inline(subject, arg, constant):
+    """A number of an exact number type, each bound compared as the kind compares it."""
+    from flarespec.engine.inline import NUMBER_TYPES
+
+    operators = {"min": ">=", "max": "<=", "exclusive_min": ">", "exclusive_max": "<"}
+    tests = [f"{subject} {operators[key]} {constant(bound)}" for key, bound in arg.items()]
+    return f"(type({subject}) in {constant(NUMBER_TYPES)}" + "".join(
+        f" and {test}" for test in tests) + ")"
+
+
 @assertion("finite", argument=BOOLEAN, diff=d.whole(d.switch))
 def finite(ctx, value, arg, at) -> Iterator[Failure]:
     """A number that is neither NaN nor infinite."""
@@ -540,11 +607,28 @@ def finite(ctx, value, arg, at) -> Iterator[Failure]:
         yield Failure("is not a finite number", "finite number", value)
 
 
+@inline_test("finite")
+def _finite_inline(subject, arg, constant):
+    """An int at once, any other value by ``is_finite_number`` (the kind's own test)."""
+    if type(arg) is not bool:
+        return None
+    return f"(type({subject}) is int or {constant(is_finite_number)}({subject}))" if arg else "True"
+
+
 @assertion("integral", argument=BOOLEAN, diff=d.whole(d.switch))
 def integral(ctx, value, arg, at) -> Iterator[Failure]:
     """A number with no fractional part, exactly (12 and 12.0 pass; 12.5, NaN and ±inf fail)."""
     if arg and not is_integral_number(value):
         yield Failure("is not an integral number", "integral number", value)
+
+
+@inline_test("integral")
+def _integral_inline(subject, arg, constant):
+    """An int at once, any other value by ``is_integral_number`` (the kind's own test)."""
+    if type(arg) is not bool:
+        return None
+    return f"(type({subject}) is int or {constant(is_integral_number)}({subject}))" if arg \
+        else "True"
 
 
 @assertion("length", argument=Keys({"equals": COUNT, "min": COUNT, "max": COUNT},
@@ -556,6 +640,15 @@ def length(ctx, value, arg, at) -> Iterator[Failure]:
         yield Failure(f"is {json_type(value)}, has no length", arg, value)
         return
     yield from _bounds(arg, len(value), "length")
+
+
+@inline_test("length")
+def _length_inline(subject, arg, constant):
+    """An array, string or object of an exact type whose ``len`` is within the bounds."""
+    operators = {"equals": "==", "min": ">=", "max": "<="}
+    tests = "".join(f" and len({subject}) {operators[key]} {constant(bound)}"
+                    for key, bound in arg.items())
+    return f"(type({subject}) in {constant(frozenset((list, str, dict)))}{tests})"
 
 
 @assertion("count", collective=True, accepts_empty=True,
@@ -581,6 +674,18 @@ def count(ctx, values: list, arg, at) -> Iterator[Failure]:
     yield from _bounds(arg, len(values), what)
 
 
+@inline_test("count")
+def _count_inline(subject, arg, constant):
+    """The number of matches within the bounds; none with ``where`` (an inner inline test
+    may say "not known", so it cannot count)."""
+    if arg.get("where"):
+        return None
+    operators = {"equals": "==", "min": ">=", "max": "<="}
+    tests = [f"len({subject}) {operators[key]} {constant(bound)}"
+             for key, bound in arg.items() if key in operators]
+    return "(" + " and ".join(tests) + ")" if tests else "True"
+
+
 @assertion("unique", collective=True, argument=BOOLEAN, diff=d.whole(d.switch))
 def unique(ctx, values: list, arg, at) -> Iterator[Failure]:
     """The matched values are pairwise distinct (type-strict)."""
@@ -594,6 +699,18 @@ def unique(ctx, values: list, arg, at) -> Iterator[Failure]:
                           at[index])
         else:
             seen[key] = index
+
+
+@inline_test("unique")
+def _unique_inline(subject, arg, constant):
+    """Strings and ints alone, by a set: for them Python's equality is the identity of
+    ``canonical_key`` (a float is left out: two NaNs are distinct objects but one key)."""
+    if type(arg) is not bool:
+        return None
+    if not arg:
+        return "True"
+    return (f"(set(map(type, {subject})) <= {constant(frozenset((str, int)))} and "
+            f"len(set({subject})) == len({subject}))")
 
 
 # A generated order_equals list is built only when its size, computed arithmetically first,
@@ -626,6 +743,20 @@ def order_equals(ctx, values: list, arg, at) -> Iterator[Failure]:
     if len(values) == len(expected) and all(map(strict_equal, values, expected)):
         return
     yield Failure(_order_problems(values, expected), expected, values)
+
+
+@inline_test("order_equals")
+def _order_equals_inline(subject, arg, constant):
+    """The list, or a generated one expanded now (at most 10,000 values: a longer one is
+    left to the kind), equals the selection by strict_equal."""
+    if isinstance(arg, list):
+        expected = arg
+    else:
+        template, axes = _generated(arg)
+        if math.prod(_axis_size(axis) for _, axis in axes) > 10_000:
+            return None
+        expected = _expand(template, axes)
+    return f"{constant(strict_equal)}({subject}, {constant(expected)})"
 
 
 def _order_problems(actual: list, expected: list) -> str:
@@ -696,6 +827,20 @@ def monotonic(ctx, values: list, arg, at) -> Iterator[Failure]:
                           f"{arg.replace('_', '-')} values", arg, value, at[index])
 
 
+@inline_test("monotonic")
+def _monotonic_inline(subject, arg, constant):
+    """Numbers of exact number types, no one below (or, increasing, equal to) the one
+    before it: the kind's own comparisons, pairwise (a NaN compares as the kind finds)."""
+    import operator
+    from flarespec.engine.inline import NUMBER_TYPES
+
+    after = {"non_decreasing": operator.lt, "increasing": operator.le}.get(arg)
+    if after is None:
+        return None
+    return (f"(set(map(type, {subject})) <= {constant(NUMBER_TYPES)} and not "
+            f"any(map({constant(after)}, {subject}[1:], {subject})))")
+
+
 @assertion("keys", argument=ListOf(MEMBER_NAME),
            diff=d.whole(d.review("keys requires exactly this key set: another set is neither "
                                  "wider nor narrower")))
@@ -714,6 +859,14 @@ def keys(ctx, value, arg, at) -> Iterator[Failure]:
         yield Failure(detail, sorted(expected, key=str), sorted(value))
 
 
+@inline_test("keys")
+def _keys_inline(subject, arg, constant):
+    """An object of the exact type whose key set is the listed names' set."""
+    if not isinstance(arg, list) or not all(type(key) is str for key in arg):
+        return None
+    return f"(type({subject}) is dict and {subject}.keys() == {constant(frozenset(arg))})"
+
+
 @assertion("includes", argument=MAPPING, diff=d.by_member(d.includes_member))
 def includes(ctx, value, arg, at) -> Iterator[Failure]:
     """An object whose named members equal the given values (type-strict); others are free."""
@@ -727,6 +880,21 @@ def includes(ctx, value, arg, at) -> Iterator[Failure]:
         elif not strict_equal(value[key], expected):
             where = child_location(at, key)
             yield Failure(f"{where} differs from the expected value", expected, value[key], where)
+
+
+@inline_test("includes")
+def _includes_inline(subject, arg, constant):
+    """An object of the exact type holding each member, type-strictly equal."""
+    from flarespec.engine.inline import equal_source
+
+    if not isinstance(arg, dict):
+        return None
+    tests = []
+    for key, expected in arg.items():
+        member = f"{subject}[{constant(key)}]"
+        tests.append(f" and {constant(key)} in {subject} and "
+                     f"{equal_source(member, expected, constant)}")
+    return f"(type({subject}) is dict{''.join(tests)})"
 
 
 @assertion("same_as", argument=SAME_AS, diff=d.by_member(d.same_as_member))
@@ -753,6 +921,21 @@ def same_as(ctx, value, arg, at) -> Iterator[Failure]:
                           where)
         else:
             yield Failure(f"{where} differs from the other copy", theirs, mine, where)
+
+
+@inline_test("same_as")
+def _same_as_inline(subject, arg, constant):
+    """A static ``other`` (rare: it is mostly a {ref}): strict_equal to it has no
+    difference to list, whatever extra keys are allowed; none when an allowed key is no
+    Unicode text (a lone surrogate: the kind's member-name match raises on it)."""
+    if not isinstance(arg, dict) or "other" not in arg:
+        return None
+    allowed = (arg.get("allow_extra") or {}).get("keys") or []
+    try:
+        [key.encode("utf-8") for key in allowed if isinstance(key, str)]
+    except UnicodeEncodeError:
+        return None
+    return f"{constant(strict_equal)}({subject}, {constant(arg['other'])})"
 
 
 _MEMBER_NAME = re2.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # written "$.name" by differences()

@@ -1,0 +1,522 @@
+"""Every inline pass test is held to its kind's verdict (issue 26: "a pass test may say
+'not known', never a false 'holds'").
+
+A kind's inline pass test (``@inline_test`` in engine/kinds.py) is spliced into generated
+code as a fast path; only when it is not true does the kind's function (the definition)
+run. So for generated JSON values (None, bool, ints of any size, floats with -0.0, NaN and
+±inf, Decimals, unicode text with lone surrogates, subclasses of str/dict/list, nested) and
+generated static arguments per kind: whenever the inline test is true, ``Kind.holds`` is
+true. An inline test that is false or raises only means "not known": nothing is asserted.
+
+The property is only as good as its generator, so it is checked too: for every kind with an
+inline test, a mutant that negates it and one that says "holds" always are caught, by the
+fixed examples and, separately, by generated ones within a bounded number; and hand-written
+wrong inline tests that Python's semantics invite (``==`` where True == 1 == 1.0, a set
+where two NaNs are two objects, ``isinstance`` where a bool is an int) are caught as well.
+Every kind has an inline test or is listed with the reason it has none, and each inline
+test says "holds" somewhere (an inline test that is never true is sound and useless).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from decimal import Decimal
+
+import pytest
+from hypothesis import HealthCheck, Phase, example, find, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample
+
+from flarespec.engine.inline import (
+    SUBJECT,
+    Constants,
+    inline_source,
+    never_equal,
+    predicate,
+    static,
+)
+from flarespec.engine.kinds import KINDS
+from flarespec.engine.refs import ArgRef, ArgTemplate, compile_ref
+from flarespec.engine.values import JSON_TYPES
+
+# the kinds without an inline test, and why: the reporting path always decides them
+NO_INLINE = {
+    "formula": "evaluates a compiled formula over the value and its refs: no cheap "
+               "expression is exact for it",
+    "not": "holds when the inner kind fails, and an inner inline test that is not true "
+           "means 'not known', never 'fails'",
+    "manifest_lists_all": "asks the engine for the named documents' paths (context)",
+    "manifest_lists_only": "asks the engine for the named documents' paths (context)",
+    "manifest_digests": "asks the engine for the files' digests (context)",
+}
+# the kinds of engine/kinds.py (a test that registers a kind of its own for a while, as the
+# walk-through's does, is not asked about here)
+OUR_KINDS = {name: kind for name, kind in KINDS.items()
+             if getattr(kind.function, "__module__", None) == "flarespec.engine.kinds"}
+INLINE_KINDS = sorted(name for name, kind in OUR_KINDS.items() if kind.inline is not None)
+
+# examples are cheap here (no packets): many more than the profile's default
+EXAMPLES = max(150, settings().max_examples)
+# the bound within which generated examples must catch a mutant
+MUTANT_EXAMPLES = 1000
+MUTANT_SETTINGS = settings(max_examples=MUTANT_EXAMPLES, derandomize=True, database=None,
+                           phases=[Phase.generate], deadline=None,
+                           suppress_health_check=list(HealthCheck))
+
+
+class Text(str):
+    """A str subclass (the kinds take it by isinstance; an inline test may not know it)."""
+
+
+class Mapping(dict):
+    pass
+
+
+class Sequence(list):
+    pass
+
+
+NAN = float("nan")
+KEYS = st.sampled_from(["a", "b", "c", "id", "é", "\ud800"])
+CHARACTERS = st.one_of(st.sampled_from("ab1 é\u2603\U0001f600"),
+                       st.characters(codec=None, exclude_categories=()))
+TEXT = st.one_of(st.text(CHARACTERS, max_size=4),
+                 st.sampled_from(["", "a", "ab", "abc", "1", "12", "\ud800", "a\udfff", "é"]))
+INTEGERS = st.one_of(st.integers(-3, 3), st.integers(),
+                     st.sampled_from([2 ** 53 + 1, 2 ** 63, 2 ** 64, 10 ** 400, -(10 ** 400)]))
+FLOATS = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                   st.sampled_from([0.0, -0.0, 1.0, -1.5, 2.0, 3.0, NAN, math.inf, -math.inf]),
+                   st.builds(float, st.just("nan")))  # a NaN of its own: not `is` another
+DECIMALS = st.one_of(
+    st.decimals(allow_nan=True, allow_infinity=True),
+    st.sampled_from([Decimal("1"), Decimal("1.0"), Decimal("12.5"), Decimal("-0.5"),
+                     Decimal("-0"), Decimal("9007199254740993.5"), Decimal("1E+400"),
+                     Decimal("NaN"), Decimal("Infinity")]))
+SCALARS = st.one_of(st.none(), st.booleans(), INTEGERS, FLOATS, DECIMALS, TEXT,
+                    TEXT.map(Text))
+VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(KEYS, inner, max_size=3),
+    st.lists(inner, max_size=2).map(Sequence),
+    st.dictionaries(KEYS, inner, max_size=2).map(Mapping)), max_leaves=6)
+ANY = st.one_of(SCALARS, VALUES)  # a scalar as often as a container
+NUMBERS = st.one_of(INTEGERS, FLOATS, DECIMALS)
+
+
+def twin(value):
+    """A value Python's ``==`` finds equal and JSON's type-strict equality may not: True for
+    1, 1.0 for 1, Decimal for a number, -0.0 for 0.0, a subclass for a str or container,
+    or the same for anything else; inside a container, one member twinned."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return [float(value) if abs(value) < 2 ** 53 else value, bool(value) if value in (0, 1)
+                else value][value % 2]
+    if isinstance(value, float):
+        return -value if value == 0 else Decimal(value) if math.isfinite(value) else value
+    if isinstance(value, Decimal):
+        return float(value) if value.is_finite() else value
+    if type(value) is str:
+        return Text(value)
+    if isinstance(value, dict):
+        twinned = Mapping(value) if type(value) is dict else dict(value)
+        for key in list(twinned)[:1]:
+            twinned[key] = twin(twinned[key])
+        return twinned
+    if isinstance(value, list):
+        return [twin(value[0]), *value[1:]] if value else Sequence()
+    return value
+
+
+def like(data, value):
+    """An argument value near ``value``: itself (a copy: the same object would let an
+    identity test pass a NaN), its twin, or anything."""
+    choice = data.draw(st.integers(0, 3))
+    if choice == 0:
+        return copy.deepcopy(value)
+    if choice == 1:
+        return twin(value)
+    if choice == 2:
+        return value  # the very object: a NaN is then itself
+    return data.draw(VALUES)
+
+
+def _bounds(data, keys, values):
+    return data.draw(st.dictionaries(st.sampled_from(keys), values, max_size=len(keys)))
+
+
+def _near_bounds(data, subject, keys):
+    """Number bounds, often the subject itself (the edges of ``>=`` and ``>``)."""
+    near = [subject] if isinstance(subject, (int, float, Decimal)) and not \
+        isinstance(subject, bool) and not never_equal(subject) else []
+    bound = st.one_of(NUMBERS.filter(lambda n: not never_equal(n)), *map(st.just, near))
+    return _bounds(data, keys, bound)
+
+
+def _sizes(data, size):
+    return _bounds(data, ["equals", "min", "max"], st.one_of(st.integers(0, 4), st.just(size)))
+
+
+def _length(data, subject):
+    size = len(subject) if isinstance(subject, (list, str, dict)) else 0
+    return _sizes(data, size)
+
+
+def _count(data, subject):
+    arg = _sizes(data, len(subject))
+    if data.draw(st.integers(0, 4)) == 0:
+        arg["where"] = {"type": "integer"}
+    return arg
+
+
+def _starts_with(data, subject):
+    if isinstance(subject, str) and data.draw(st.booleans()):
+        return subject[:data.draw(st.integers(0, len(subject)))]
+    return data.draw(TEXT)
+
+
+def _keys(data, subject):
+    if isinstance(subject, dict) and data.draw(st.booleans()):
+        return list(subject) + data.draw(st.lists(st.sampled_from([*subject, "x"]), max_size=1))
+    if isinstance(subject, list) and data.draw(st.booleans()):
+        return [item for item in subject if isinstance(item, str)]
+    return data.draw(st.lists(KEYS, max_size=3))
+
+
+def _includes(data, subject):
+    if isinstance(subject, dict) and subject and data.draw(st.booleans()):
+        keys = data.draw(st.lists(st.sampled_from(sorted(subject)), max_size=3, unique=True))
+        return {key: like(data, subject[key]) for key in keys}
+    return data.draw(st.dictionaries(KEYS, VALUES, max_size=2))
+
+
+def _same_as(data, subject):
+    arg = {"other": like(data, subject)}
+    if data.draw(st.booleans()):
+        arg["allow_extra"] = {"keys": data.draw(st.lists(KEYS, max_size=2)),
+                              "when": data.draw(st.booleans())}
+    return arg
+
+
+def _order_equals(data, subject):
+    if data.draw(st.integers(0, 2)) == 0:
+        return {"format": "r{r}.{k}",
+                "product": {"r": {"range": data.draw(st.integers(0, 2))}, "k": ["a", "b"]}}
+    return like(data, subject)
+
+
+ARGUMENTS = {
+    "present": lambda data, subject: data.draw(st.booleans()),
+    "absent": lambda data, subject: data.draw(st.booleans()),
+    "type": lambda data, subject: data.draw(st.one_of(
+        st.sampled_from(JSON_TYPES), st.lists(st.sampled_from(JSON_TYPES), min_size=1))),
+    "equals": like,
+    "one_of": lambda data, subject: [like(data, subject)
+                                     for _ in range(data.draw(st.integers(1, 3)))],
+    "regex": lambda data, subject: data.draw(st.sampled_from(
+        ["a.*", "[0-9]+", "", ".?", ".*", "é+", r"\d", "(?i)A.*", "[^a]*"])),
+    "starts_with": _starts_with,
+    "range": lambda data, subject: _near_bounds(
+        data, subject, ["min", "max", "exclusive_min", "exclusive_max"]),
+    "finite": lambda data, subject: data.draw(st.booleans()),
+    "integral": lambda data, subject: data.draw(st.booleans()),
+    "length": _length,
+    "count": _count,
+    "unique": lambda data, subject: data.draw(st.booleans()),
+    "order_equals": _order_equals,
+    "monotonic": lambda data, subject: data.draw(st.sampled_from(["non_decreasing",
+                                                                  "increasing"])),
+    "keys": _keys,
+    "includes": _includes,
+    "same_as": _same_as,
+}
+
+
+def _sorted_numbers(values):
+    try:
+        return sorted(values)
+    except Exception:  # a Decimal NaN, or a type that does not order: as drawn
+        return values
+
+
+# what a kind's subject is drawn from, when not any value (a list of them when collective)
+SUBJECTS = {
+    "regex": st.one_of(TEXT, ANY), "starts_with": st.one_of(TEXT, ANY),
+    "range": st.one_of(NUMBERS, ANY), "finite": st.one_of(NUMBERS, ANY),
+    "integral": st.one_of(NUMBERS, ANY),
+    "monotonic": st.one_of(st.lists(NUMBERS, max_size=4).map(_sorted_numbers),
+                           st.lists(st.one_of(NUMBERS, ANY), max_size=4)),
+    "unique": st.lists(st.one_of(st.integers(0, 3), TEXT, NUMBERS, ANY), max_size=4),
+    "order_equals": st.one_of(st.lists(VALUES, max_size=3), st.sampled_from(
+        [[], ["r0.a", "r0.b"], ["r0.a", "r0.b", "r1.a", "r1.b"], ["r0.b", "r0.a"],
+         ["r0.a", Text("r0.b")]])),
+}
+
+
+@st.composite
+def cases(draw, name):
+    """(argument, subject) for the kind ``name``: a static argument its schema accepts,
+    often one under which the subject holds."""
+    kind = KINDS[name]
+    subject = draw(SUBJECTS[name] if name in SUBJECTS else
+                   st.lists(ANY, max_size=4) if kind.collective else ANY)
+    return ARGUMENTS[name](draw(st.data()), subject), subject
+
+
+def holds(name, arg, subject) -> bool:
+    """The kind's verdict (the definition); an exception counts as "does not hold": an
+    inline test that says "holds" there would hide what the reporting path says."""
+    try:
+        return KINDS[name].holds(None, subject, arg)
+    except Exception:
+        return False
+
+
+def false_holds(name, arg, subject, inline=None) -> bool:
+    """The inline test (or the mutant ``inline``) says "holds" where the kind does not."""
+    test = predicate(KINDS[name], arg, inline=inline)
+    return test is not None and test(subject) and not holds(name, arg, subject)
+
+
+# (argument, subject) where the kind does NOT hold: the traps of Python's semantics against
+# JSON's (bool is an int, 1 == 1.0, NaN, -0.0, Decimal, subclasses, surrogates)
+FAILING = {
+    "present": [(True, [])],
+    "absent": [(True, [1]), (True, [None])],
+    "type": [("integer", True), ("number", False), ("integer", 1.0), ("string", 1),
+             (["array"], {}), ("object", []), ("null", 0), ("integer", Decimal("1"))],
+    "equals": [(1, True), (True, 1), (1, 1.0), (1.0, 1), (0, False), (NAN, NAN),
+               ([1], [True]), ({"a": 1}, {"a": 1.0}), ("1", 1), (None, 0), (None, [])],
+    "one_of": [([1], True), ([True], 1), ([1.0], 1), ([NAN], NAN), ([[1]], [1.0]),
+               (["a", 2], "b"), ([None], False)],
+    "regex": [("[0-9]+", 12), (".*", None), ("a.*", "ba"), (".*", "\ud800"), ("", 0)],
+    "starts_with": [("1", 1), ("a", "ba"), ("", None), ("True", True)],
+    "range": [({"min": 0}, True), ({"max": 1}, False), ({"min": 0}, "1"), ({"min": 0}, NAN),
+              ({"exclusive_min": 1}, 1), ({"exclusive_max": 1.0}, 1), ({"max": 1}, [0])],
+    "finite": [(True, True), (True, NAN), (True, math.inf), (True, "1"),
+               (True, Decimal("NaN")), (True, None)],
+    "integral": [(True, True), (True, 1.5), (True, NAN), (True, Decimal("9007199254740993.5")),
+                 (True, "1"), (True, math.inf)],
+    "length": [({"equals": 1}, 1), ({"min": 1}, True), ({"equals": 0}, None),
+               ({"max": 1}, "ab"), ({"equals": 1}, 1.0)],
+    "count": [({"equals": 1}, []), ({"min": 2}, [1]), ({"max": 0}, [None])],
+    "unique": [(True, [NAN, float("nan")]), (True, [1, 1]), (True, ["a", "a"]),
+               (True, [[1], [1]]), (True, [NAN, NAN])],
+    "order_equals": [([1], [True]), ([1], [1.0]), ([NAN], [NAN]), (["a", "b"], ["b", "a"]),
+                     ({"format": "r{r}", "product": {"r": {"range": 2}}}, ["r1", "r0"])],
+    "monotonic": [("non_decreasing", [True, 2]), ("non_decreasing", [2, 1]),
+                  ("increasing", [1, 1.0]), ("non_decreasing", ["a", "b"]),
+                  ("increasing", [1, 1]), ("non_decreasing", [1, None])],
+    "keys": [(["a"], ["a"]), (["a"], {"a": 1, "b": 2}), (["a", "b"], {"a": 1}),
+             (["a"], "a")],
+    "includes": [({"a": 1}, {"a": True}), ({"a": 1}, {"a": 1.0}), ({"a": None}, {}),
+                 ({"a": 1}, [1]), ({"a": NAN}, {"a": NAN})],
+    "same_as": [({"other": 1}, True), ({"other": {"a": 1}}, {"a": 1.0}),
+                ({"other": [NAN]}, [0.0]), ({"other": None}, 0),
+                ({"other": {}, "allow_extra": {"keys": ["\ud800"], "when": True}}, {})],
+}
+
+# (argument, subject) where the inline test must say "holds": it is not vacuous
+WITNESSES = {
+    "present": [(True, [1]), (False, [])],
+    "absent": [(True, []), (False, [1])],
+    "type": [("integer", 1), ("number", 1), ("number", 1.5), ("boolean", True),
+             (["null", "string"], None), ("object", {}), ("array", [])],
+    "equals": [(1, 1), ("a", "a"), (None, None), (True, True), (0.0, -0.0),
+               ({"a": [1, "b"]}, {"a": [1, "b"]}), (Decimal("1.5"), Decimal("1.50"))],
+    "one_of": [([1, "a"], 1), ([1, "a"], "a"), ([[1], None], [1]), ([NAN, 2.0], 2.0)],
+    "regex": [("[0-9]+", "12"), ("", ""), ("é+", "éé")],
+    "starts_with": [("a", "abc"), ("", "")],
+    "range": [({"min": 0}, 0), ({"exclusive_max": 1}, 0.5), ({"min": 0, "max": 2}, Decimal("1.5"))],
+    "finite": [(True, 1), (True, 1.5), (True, 10 ** 400), (False, NAN)],
+    "integral": [(True, 1), (True, 2.0), (False, 1.5)],
+    "length": [({"equals": 2}, "ab"), ({"min": 1}, [1]), ({"max": 1}, {})],
+    "count": [({"equals": 2}, [1, 2]), ({"min": 0}, [])],
+    "unique": [(True, [1, 2, "1"]), (True, []), (False, [1, 1])],
+    "order_equals": [(["a", 1], ["a", 1]),
+                     ({"format": "r{r}.{k}", "product": {"r": {"range": 1}, "k": ["a", "b"]}},
+                      ["r0.a", "r0.b"])],
+    "monotonic": [("non_decreasing", [1, 1, 2.5]), ("increasing", [1, 2, Decimal("2.5")]),
+                  ("increasing", [])],
+    "keys": [(["a", "b"], {"b": 1, "a": 2}), ([], {})],
+    "includes": [({"a": 1}, {"a": 1, "b": 2}), ({}, {})],
+    "same_as": [({"other": {"a": [1]}}, {"a": [1]})],
+}
+
+
+@pytest.mark.parametrize("name", INLINE_KINDS)
+@settings(max_examples=EXAMPLES)
+@given(data=st.data())
+def test_an_inline_test_that_says_holds_is_the_kind_holding(name, data):
+    arg, subject = data.draw(cases(name))
+    assert not false_holds(name, arg, subject), (
+        f"{name}: the inline test {predicate(KINDS[name], arg).source!r} says holds for "
+        f"{subject!r} under {arg!r}; the kind does not")
+
+
+@pytest.mark.parametrize("name", INLINE_KINDS)
+def test_the_fixed_examples_are_kept(name):
+    """The traps fail the kind and the inline test stays out of them; the witnesses hold
+    and the inline test says so."""
+    for arg, subject in FAILING[name]:
+        assert not holds(name, arg, subject), (name, arg, subject)
+        assert not false_holds(name, arg, subject), (name, arg, subject)
+    for arg, subject in WITNESSES[name]:
+        test = predicate(KINDS[name], arg)
+        assert test is not None and test(subject), (name, arg, subject)
+        assert holds(name, arg, subject), (name, arg, subject)
+
+
+def _negated(inline):
+    def mutant(subject, arg, constant):
+        source = inline(subject, arg, constant)
+        return None if source is None else f"not ({source})"
+    return mutant
+
+
+def _always(inline):
+    def mutant(subject, arg, constant):
+        return None if inline(subject, arg, constant) is None else "True"
+    return mutant
+
+
+MUTATIONS = {"negated": _negated, "always": _always}
+
+
+def _caught_by_fixed(name, mutant) -> bool:
+    return any(false_holds(name, arg, subject, mutant) for arg, subject in FAILING[name]
+               + WITNESSES[name])
+
+
+def _caught_by_generated(name, mutant):
+    """A generated (argument, subject) where the mutant says a false holds, within
+    MUTANT_EXAMPLES examples (derandomized: the same ones every run), or None."""
+    try:
+        return find(cases(name), lambda case: false_holds(name, *case, mutant),
+                    settings=MUTANT_SETTINGS)
+    except NoSuchExample:
+        return None
+
+
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+@pytest.mark.parametrize("name", INLINE_KINDS)
+def test_a_flipped_inline_test_is_caught(name, mutation):
+    mutant = MUTATIONS[mutation](KINDS[name].inline)
+    assert _caught_by_fixed(name, mutant), f"{name}: no fixed example catches the {mutation} mutant"
+    assert _caught_by_generated(name, mutant) is not None, \
+        f"{name}: {MUTANT_EXAMPLES} generated examples miss the {mutation} mutant"
+
+
+def _source(template, **objects):
+    """A wrong inline test written as text: ``{S}`` the subject, ``{C}`` the argument,
+    any other ``{name}`` the object given by that name."""
+    def inline(subject, arg, constant):
+        names = {name: constant(obj) for name, obj in objects.items()}
+        return template.format(S=subject, C=constant(arg), **names)
+    return inline
+
+
+def _bounds_source(operators):
+    def inline(subject, arg, constant):
+        return " and ".join(f"{subject} {operators[key]} {constant(bound)}"
+                            for key, bound in arg.items()) or "True"
+    return inline
+
+
+# inline tests Python's semantics invite, each wrong: the property must catch every one
+TRAPS = {
+    "equals": _source("{S} == {C}"),
+    "one_of": _source("{S} in {C}"),
+    "type": lambda subject, arg, constant: "isinstance({}, {})".format(subject, constant(tuple(
+        {"null": type(None), "boolean": bool, "integer": int, "number": (int, float),
+         "string": str, "array": list, "object": dict}[name]
+        for name in ([arg] if isinstance(arg, str) else arg)))),
+    "unique": _source("len(set({S})) == len({S})"),
+    "range": _bounds_source({"min": ">=", "max": "<=", "exclusive_min": ">",
+                             "exclusive_max": "<"}),
+    "monotonic": _source("all(map({LE}, {S}, {S}[1:]))", LE=lambda a, b: a <= b),
+    "keys": _source("set({S}) == set({C})"),
+    "finite": _source("{ISF}({S})", ISF=math.isfinite),
+    "integral": _source("float({S}).is_integer()"),
+    "starts_with": _source("str({S}).startswith({C})"),
+    "order_equals": _source("{S} == {C}"),
+    "includes": lambda subject, arg, constant: " and ".join(
+        f"{subject}.get({constant(key)}) == {constant(value)}" for key, value in arg.items())
+    or "True",
+    "same_as": lambda subject, arg, constant: f"{subject} == {constant(arg['other'])}",
+    "length": _source("len({S}) == {C}.get('equals', len({S}))"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRAPS))
+def test_a_plausible_wrong_inline_test_is_caught(name):
+    trap = TRAPS[name]
+    assert _caught_by_fixed(name, trap), f"{name}: no fixed example catches the trap"
+    assert _caught_by_generated(name, trap) is not None, \
+        f"{name}: {MUTANT_EXAMPLES} generated examples miss the trap"
+
+
+def test_every_kind_has_an_inline_test_or_a_reason():
+    without = {name for name, kind in OUR_KINDS.items() if kind.inline is None}
+    assert without == set(NO_INLINE), "a kind without an inline test is listed with why"
+    assert set(INLINE_KINDS) == set(ARGUMENTS) == set(FAILING) == set(WITNESSES), \
+        "a kind's inline test needs argument strategies and fixed examples here"
+    assert all(NO_INLINE.values())
+
+
+def _ref(source="doc:$.x"):
+    return ArgRef(compile_ref(source))
+
+
+@pytest.mark.parametrize("name, arg", [
+    ("equals", _ref()),
+    ("one_of", [1, _ref()]),
+    ("includes", {"a": {"b": [_ref()]}}),
+    ("keys", ["a", _ref()]),
+    ("order_equals", [_ref()]),
+    ("same_as", {"other": _ref()}),
+    ("starts_with", ArgTemplate(None)),
+    ("range", {"min": _ref()}),
+    ("count", {"equals": 1, "where": {"type": "integer"}}),  # counting needs the verdict
+    ("range", {"min": "1"}),  # misses the kind's schema: the reporting path words why
+    ("type", "float"),
+    ("monotonic", "decreasing"),
+])
+def test_no_inline_test_for_an_argument_read_per_binding_or_mistyped(name, arg):
+    constants = Constants()
+    assert inline_source(KINDS[name], SUBJECT, arg, constants.constant) is None
+    assert predicate(KINDS[name], arg) is None
+
+
+def test_static_sees_refs_at_any_depth():
+    assert static({"a": [1, {"b": "c"}]}) and static(None)
+    assert not static({"a": [1, {"b": _ref()}]})
+    deep = current = []
+    for _ in range(5000):  # deeper than Python's recursion limit
+        current.append([])
+        current = current[0]
+    current.append(_ref())
+    assert not static(deep)
+
+
+def test_constants_are_named_never_spelt():
+    """An argument's value never enters the source as text: a string that is Python code
+    stays a string."""
+    constants = Constants()
+    source = inline_source(KINDS["equals"], SUBJECT, "x') or True or ('", constants.constant)
+    assert "or True" not in source
+    test = predicate(KINDS["equals"], "x') or True or ('")
+    assert test("x') or True or ('") and not test("y")
+    assert constants.constant(KINDS) == constants.constant(KINDS)  # one name per object
+
+
+@example(name="unique", arg=True, subject=[10 ** 5000, 10 ** 5000 + 1])
+@example(name="unique", arg=True, subject=[10 ** 5000, 10 ** 5000])
+@example(name="equals", arg=10 ** 5000, subject=10 ** 5000)
+@example(name="regex", arg=".*", subject="\ud800")
+@example(name="monotonic", arg="increasing", subject=[Decimal("NaN"), 1])
+@example(name="range", arg={"min": 0}, subject=Decimal("sNaN"))
+@example(name="one_of", arg=[Decimal("sNaN"), 1], subject=Decimal("sNaN"))
+@given(name=st.just("equals"), arg=st.just(1), subject=st.just(1))
+def test_the_edges_of_numbers_and_text(name, arg, subject):
+    assert not false_holds(name, arg, subject)
