@@ -70,9 +70,22 @@ _SHORT_INTEGER = re.compile(r"[+-]?[0-9]{1,300}")  # an int at once: below 1e300
 # int64 milliseconds: a sign, leading zeros, at most 19 more digits (as Go's ParseInt, base 10)
 _TIMESTAMP = re.compile(r"([+-]?)(?=[0-9])0*+([0-9]{0,19})")
 _INT64 = range(-(1 << 63), 1 << 63)
+# The common labelled sample, in one match (see _common_labelled): plain label names, quoted
+# values without a backslash, commas without blanks (a trailing one allowed, as
+# _read_labels allows it), then the value fields exactly as _VALUE_FIELDS reads them.
+_LABEL_PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*+)="([^"\\]*+)"')
+_PAIR = r'[a-zA-Z_][a-zA-Z0-9_]*+="[^"\\]*+"'
+_LABELLED_SAMPLE = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*+)\{((?:" + _PAIR + "(?:," + _PAIR + r")*+,?+)?+)\}"
+                              r"[ \t]*+([^ \t]++)(?:[ \t]++([^ \t]++))?")
+_intern = sys.intern
+# The common lines (a comment or sample in one match, a labelled sample in two) are read
+# without the step-by-step reading, with the same result; False reads every line step by
+# step (the differential test, tests/loaders/test_fast_path_differential.py, compares them).
+FAST_PATH = True
 _TYPES = {"counter", "gauge", "histogram", "summary", "untyped"}
 # Sample names a family of each type owns besides its own name (0.0.4 has no _total rule).
 _SUFFIXES = {"histogram": ("_bucket", "_sum", "_count"), "summary": ("_sum", "_count")}
+_OWNED_SUFFIXES = ("_bucket", "_sum", "_count")
 
 
 @gc_paused
@@ -103,7 +116,7 @@ def parse_prometheus(data: bytes, *, limit: int = MAX_DOCUMENT_BYTES) -> dict:
             continue
         if line[0] == "#":
             line = line.rstrip(" \t")
-            simple = _SIMPLE_COMMENT.fullmatch(line)
+            simple = _SIMPLE_COMMENT.fullmatch(line) if FAST_PATH else None
             if simple is None:
                 _read_comment(line, number, families, sampled)
             else:
@@ -117,9 +130,9 @@ def parse_prometheus(data: bytes, *, limit: int = MAX_DOCUMENT_BYTES) -> dict:
         if len(samples) == MAX_SAMPLES:
             raise LoadError("too-large", f"more than {MAX_SAMPLES} samples (the limit for one exposition)",
                             line=number)
-        simple = _SIMPLE_SAMPLE.fullmatch(line)
+        simple = _SIMPLE_SAMPLE.fullmatch(line) if FAST_PATH else None
         if simple is None:
-            sample = _read_sample(line, number)
+            sample = (FAST_PATH and _common_labelled(line, number)) or _read_sample(line, number)
         else:  # ``name value [timestamp]``: what _read_sample reads, in one match
             name, value_text, timestamp_text = simple.groups()
             timestamp = None if timestamp_text is None else _parse_timestamp(timestamp_text, number)
@@ -219,6 +232,26 @@ def _comment_name(rest: str, position: int, keyword: str, number: int) -> tuple[
     if match is None:
         raise _invalid(number, f"# {keyword} line without a valid metric name")
     return sys.intern(match.group()), match.end()
+
+
+def _common_labelled(line: str, number: int) -> dict | None:
+    """``name{a="x",b="y"} value [timestamp]`` (plain names, no blanks in the label block, no
+    escapes), read in two matches; None for anything else, and for what _read_sample refuses
+    in a label block (a label given twice, ``__name__``), which it then words. Why the same:
+    without a backslash a quoted value ends at its next quote and is its own unescaped
+    text, so the pairs are _read_labels' items in order; after ``}`` the value and timestamp
+    are _VALUE_FIELDS' (the same pattern), read timestamp first as _read_sample does."""
+    match = _LABELLED_SAMPLE.fullmatch(line)
+    if match is None:
+        return None
+    name, block, value_text, timestamp_text = match.groups()
+    pairs = _LABEL_PAIR.findall(block)
+    labels = {_intern(label): value for label, value in pairs}
+    if len(labels) != len(pairs) or "__name__" in labels:
+        return None
+    timestamp = None if timestamp_text is None else _parse_timestamp(timestamp_text, number)
+    return {"name": _intern(name), "labels": labels, "value": _parse_value(value_text, number),
+            "timestamp": timestamp, "line": number}
 
 
 def _read_sample(line: str, number: int) -> dict:
@@ -357,9 +390,9 @@ def _family_of(sample_name: str, families: dict) -> dict | None:
     """The family a sample (or comment) name belongs to: its own, else the histogram's or
     summary's whose suffixed sample name it is; None when it starts a family."""
     family = families.get(sample_name)
-    if family is not None:
+    if family is not None or not sample_name.endswith(_OWNED_SUFFIXES):  # one C call for most names
         return family
-    for suffix in ("_bucket", "_sum", "_count"):
+    for suffix in _OWNED_SUFFIXES:
         if sample_name.endswith(suffix):
             family = families.get(sample_name[: -len(suffix)])
             if family is not None and suffix in _SUFFIXES.get(family["type"], ()):

@@ -31,6 +31,10 @@ SLICE_CHARS = 1 << 20  # lines are split about this many characters at a time
 # one event dict each. Only short texts are remembered, and only so many of them.
 _SHARED_DATA_CHARS = 256
 _SHARED_DATA_ENTRIES = 1024
+# The common stream (LF line ends, one ``data: `` line or comment per block) is parsed without
+# the line loop, with the same result; False runs the general path alone (the differential
+# test, tests/loaders/test_fast_path_differential.py, compares the two).
+FAST_PATH = True
 
 
 class _Stream:
@@ -64,13 +68,18 @@ def parse_sse(data: bytes, *, data_json: bool = False, terminator: str | None = 
         data = data[len(UTF8_BOM):]
     text = decode_utf8(data, "event stream")
     stream = _Stream(data_json, terminator)
+    fast = data_json and not might_overflow(data)  # payloads offered to jiter first (strict_json)
+    if FAST_PATH:
+        blocks = _common_blocks(text)
+        if blocks is not None and _common_stream(stream, blocks, fast):
+            return _result(stream, bom, "", 0)
+        stream = _Stream(data_json, terminator)  # not the common form: the general path decides
     # The line loop, inlined (a call per line was most of the parse): the block's state
     # lives in locals, and what is rare (id, retry, lines after the terminator) on stream.
     data_values: list[str] = []  # one entry per data field; WHATWG's buffer is "\n".join + "\n"
     event_type = ""
     block_line = block_text = None  # the first field line since the last blank line
     events, shared = stream.events, stream.shared
-    fast = data_json and not might_overflow(data)  # payloads offered to jiter first (strict_json)
     count = 0  # lines read so far
     for lines in _line_slices(text):
         number = count
@@ -140,6 +149,72 @@ def parse_sse(data: bytes, *, data_json: bool = False, terminator: str | None = 
     stream.block_line, stream.block_text = block_line, block_text
     pending = text[_end_of_last_line(text):]
     return _result(stream, bom, pending, count + 1)
+
+
+def _common_blocks(text: str) -> list[str] | None:
+    """The blocks of a stream in the common form, or None: LF line ends only, every block one
+    line followed by one blank line (so block ``i`` is line ``2i + 1`` and the text ends with
+    a blank line). Checked by C-level counts: without a CR the general path's lines are the
+    text split at LF (a line end is CRLF, CR or LF); the split at ``"\n\n"`` gives one piece
+    per block, and a count of LF of twice the blocks leaves no LF inside any of them."""
+    if "\r" in text or not text.endswith("\n\n"):
+        return None
+    blocks = text[:-2].split("\n\n")
+    return blocks if text.count("\n") == 2 * len(blocks) else None
+
+
+def _common_stream(stream: _Stream, blocks: list[str], fast: bool) -> bool:
+    """The general path's outcome for common-form ``blocks``, without its per-line loop; False
+    (``stream`` to be thrown away) at the first block that is not one ``data: `` line, a
+    comment or empty. Why the same: a one-line block is a field line and a blank line, so an
+    event dispatches at once with that line as its data and first line; a comment or an empty
+    line sets nothing and dispatches nothing; no ``event``, ``id`` or ``retry`` field occurs,
+    so type, id and retry keep their initial values. Blocks before the one that differs are
+    the general path's as well, so an error raised for one of them is the general path's."""
+    terminator, events, after = stream.terminator, stream.events, stream.after_terminator
+    line = -1
+    for block in blocks:
+        line += 2
+        if not block.startswith("data: "):
+            if block and block[0] != ":":
+                return False
+            continue  # a comment or a blank line: nothing set, nothing dispatched
+        if stream.terminated:
+            after.append({"line": line, "text": block})
+        elif terminator is not None and block[6:] == terminator:
+            stream.terminated, stream.terminator_line = True, line
+        else:
+            _common_event(stream, block[6:], line, fast)
+    return True
+
+
+def _common_event(stream: _Stream, data: str, line: int, fast: bool) -> None:
+    """Dispatch one event as the general path's inlined dispatch does (the same limit, the
+    same shared data and value, the same JSON path and errors)."""
+    events, shared = stream.events, stream.shared
+    if len(events) == MAX_SSE_EVENTS:
+        raise LoadError("too-large", f"more than {MAX_SSE_EVENTS} events "
+                        "(the limit for one event stream)", line=line)
+    short = len(data) <= _SHARED_DATA_CHARS
+    known = shared.get(data) if short else None
+    if known is not None:
+        data = known[0]
+    event = {"index": len(events), "line": line, "type": "message", "data": data,
+             "id": None, "retry": None}
+    if stream.data_json:
+        if known is not None:
+            event["json"] = known[1]
+        else:
+            value = fast_value(data.encode()) if fast else _UNDECIDED
+            if value is _UNDECIDED:
+                try:
+                    value = _parse_json(_scan, data)
+                except Exception:  # noqa: BLE001 - said as always:
+                    value = _parse_event_json(event)  # raises
+            event["json"] = value
+    if known is None and short and len(shared) < _SHARED_DATA_ENTRIES:
+        shared[data] = (data, event.get("json"))
+    events.append(event)
 
 
 def _line_slices(text: str):
