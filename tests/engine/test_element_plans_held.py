@@ -1,4 +1,4 @@
-"""Element plans read what the parent fixes once per parent (Accessor.element_values) and
+"""Element passes (engine/passes.py) read what the parent fixes once per parent and
 fill pointers from the element's members (``{event.key}``): every report is still the one
 the reporting path alone gives, and documents load where they always did."""
 
@@ -61,11 +61,11 @@ def test_member_placeholders_and_held_reads_agree_with_the_reporting_path(tmp_pa
     assert bool(with_plans) is (edit is not None)
 
 
-def test_both_rules_have_element_plans_and_a_clean_packet_never_reports(
+def test_both_rules_are_tested_in_the_element_form_and_a_clean_packet_never_reports(
         tmp_path, reporting_calls):  # noqa: F811
     spec = compile_text(tmp_path / "spec", SPEC)
     evaluation = Evaluation(spec, packet(tmp_path / "p"))
-    assert all(evaluation._planner.element_plan(rule) is not None for rule in spec.rules)
+    assert all(evaluation._passes.element_form(rule) for rule in spec.rules)
     evaluation.run()
     assert reporting_calls == []
 

@@ -1,9 +1,9 @@
-"""Pass plans (engine/plans.py): rules known to pass skip the reporting path, and every
+"""Pass tests (engine/passes.py): rules known to pass skip the reporting path, and every
 report is the one the reporting path alone gives (``Evaluation(..., pass_checks=False)``).
 
 A toy spec with a leaf iteration (``event``, the events of each item's stream) exercises
-the element plans (own binding, ``{event@index}`` pointers into a per-item document,
-``event:@index`` metadata, ``requires`` of an enclosing rule) and the scope plans."""
+the element form (own binding, ``{event@index}`` pointers into a per-item document,
+``event:@index`` metadata, ``requires`` of an enclosing rule) and the scope form."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def packet(root: Path, *, events: int = 6, edit=None) -> Path:
 
 
 def reports(spec, entry: Path):
-    """(with plans, reporting path alone), as comparable tuples."""
+    """(with pass tests, reporting path alone), as comparable tuples."""
     def described(report):
         return [(v.rule, v.file, v.location, v.binding, v.message, json.dumps(v.expected),
                  json.dumps(v.actual), v.line) for v in report.violations]
@@ -95,7 +95,7 @@ def reporting_calls(monkeypatch):
     return calls
 
 
-def test_a_passing_packet_never_reaches_the_reporting_path_for_planned_rules(
+def test_a_passing_packet_never_reaches_the_reporting_path(
         tmp_path, reporting_calls):
     spec = compiled(tmp_path)
     with_plans, alone = reports(spec, packet(tmp_path / "p"))
@@ -130,14 +130,14 @@ def test_one_bad_element_is_reported_by_the_reporting_path_alone(tmp_path, repor
     lambda name, stream, copy: stream["events"].append("not an object"),
     lambda name, stream, copy: stream.update(events={"x": {"n": 5}}),  # an object: its members
 ], ids=["copy-short", "seq", "tag", "requires", "not-object", "events-object"])
-def test_plans_and_the_reporting_path_agree(tmp_path, edit):
+def test_pass_tests_and_the_reporting_path_agree(tmp_path, edit):
     spec = compiled(tmp_path)
     with_plans, alone = reports(spec, packet(tmp_path / "p", edit=edit))
     assert with_plans and with_plans == alone
 
 
 def test_a_missing_document_is_reported_where_the_reporting_path_reports_it(tmp_path):
-    """An element plan looks a document up once per parent, lazily, so a document that
+    """An element pass looks a document up once per parent, lazily, so a document that
     fails to load is reported at the same point of the run (and only once)."""
     spec = compiled(tmp_path)
     entry = packet(tmp_path / "p")
@@ -147,11 +147,10 @@ def test_a_missing_document_is_reported_where_the_reporting_path_reports_it(tmp_
     assert [row[0] for row in with_plans] == ["document.copy.missing"]
 
 
-def test_a_rule_with_a_template_argument_has_a_scope_plan_only(tmp_path):
+def test_a_rule_with_a_template_argument_is_tested_in_the_scope_form_only(tmp_path):
     spec = compiled(tmp_path)
     rules = {rule.id: rule for rule in spec.rules}
-    evaluation = Evaluation(spec, packet(tmp_path / "p"))
-    planner = evaluation._planner
-    assert planner.element_plan(rules["toy.event.named"]) is None
-    assert planner.plan(rules["toy.event.named"]) is not None
-    assert planner.element_plan(rules["toy.event.copied"]) is not None
+    passes = Evaluation(spec, packet(tmp_path / "p"))._passes
+    assert not passes.element_form(rules["toy.event.named"])
+    assert passes.alone(rules["toy.event.named"]) is not None
+    assert passes.element_form(rules["toy.event.copied"])

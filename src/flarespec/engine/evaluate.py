@@ -25,7 +25,7 @@ from flarespec.engine.documents import Documents, Loaded
 from flarespec.engine.hooks import HOOKS
 from flarespec.engine.kinds import Failure
 from flarespec.engine.paths import Match
-from flarespec.engine.plans import Planner
+from flarespec.engine.passes import Element, Passes
 from flarespec.engine.problems import (  # noqa: F401 (re-exported)
     INTERNAL_ERROR,
     METRIC_UNAVAILABLE,
@@ -46,7 +46,7 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
     def __init__(self, spec, entry_path: str | Path, *, pass_checks: bool = True,
                  shapes: bool = True, streaming: bool = True):
         """``pass_checks=False`` runs every check on the reporting path alone (the tests
-        compare both ways; see plans.py). ``shapes=False`` loads documents without checking
+        compare both ways; see passes.py). ``shapes=False`` loads documents without checking
         their shapes: only for choosing a spec by ``applies_to``, where the packet may be of
         another revision whose documents have other shapes (it is then validated in full).
         ``streaming=False`` runs the rules one by one over every binding, all documents
@@ -55,7 +55,7 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         entry_path = Path(entry_path)
         self.spec = spec
         self._check_shapes = shapes
-        self._planner = Planner(self) if pass_checks else None
+        self._passes = Passes(self) if pass_checks else None
         self.entry_name = entry_path.name
         self.root = entry_path.parent
         self.report = Report(spec.id)
@@ -144,17 +144,50 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         sink.discard()  # what the metric's reading emitted when there is no metric
         sink.buffered = False
         self._scopes.clear()  # bindings refer back to this evaluation: free them now
-        self._planner = None  # so do the plans' closures
+        self._passes = None  # so do the pass functions
         self._accessors.clear()  # and the accessors
         self._siblings.clear()
         self._parsed_ahead.clear()
         return self.report
 
     def _apply_rules(self, numbers) -> None:
+        """The rules ``numbers``, in order. The rules of one pass (engine/passes.py) are
+        tested together when the first of them is due, binding by binding."""
         rules, sink = self.spec.rules, self._sink
+        groups = self._passes.groups(numbers) if self._passes is not None else {}
         for number in numbers:
             sink.at((number,))
-            self._apply(rules[number])
+            group = groups.get(number)
+            if group is None:
+                self._apply(rules[number])
+            elif number == group.numbers[0]:
+                self._run_pass(group)
+
+    def _run_pass(self, group) -> None:
+        """The pass's rules over their bindings: each binding not known to pass for a rule
+        takes the reporting path at once, in that rule's turn (engine/sink.py puts what it
+        reports in rule order), before the pass goes on; so every rule reads and reports
+        binding by binding in the order it always did."""
+        rules, sink = [self.spec.rules[number] for number in group.numbers], self._sink
+        positions = [(number,) for number in group.numbers]
+        check = group.check
+        if not group.element:
+            for scope in self._rule_scopes(group.iteration) if group.iteration else [{}]:
+                for position in check(scope):
+                    sink.at(positions[position])
+                    self._apply_once(rules[position], scope)
+                sink.at(positions[0])  # the next bindings are made in the first rule's turn
+            return
+        iteration = self.spec.iterations[group.iteration]
+        for parent in self.scopes(iteration.parent) if iteration.parent else [{}]:
+            sink.at(positions[0])
+            values = self._elements(iteration, parent, self.values)
+            if values is None:
+                continue  # no elements: their cause is already reported
+            children = _Children(self, iteration, parent)
+            for position, index in check(Element(parent, iteration.name), values):
+                sink.at(positions[position])
+                self._apply_once(rules[position], children.scope(index))
 
     def _run_scheduled(self, schedule) -> None:
         """The rules before the stream, the streamed rules element by element (each
@@ -186,10 +219,10 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
 
     def holds(self, condition: Condition, scope: dict) -> bool:
         """True when the condition's selection is not empty (unless its kind accepts an
-        empty one) and its kind's verdict holds for it. The condition's plan (plans.py)
-        reads the values through compiled getters; when it cannot (or raises), the general
+        empty one) and its kind's verdict holds for it. The condition's pass test (passes.py)
+        reads the values (engine/passes.py); when it cannot (or raises), the general
         resolver reads them. Either way the verdict is the kind's one function."""
-        decide = self._planner.condition(condition) if self._planner is not None else None
+        decide = self._passes.condition(condition) if self._passes is not None else None
         if decide is not None:
             try:
                 return bool(decide(scope))
@@ -206,7 +239,7 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         tracked = rule.id in self._failed_at  # another rule requires this one
         if not tracked and self._by_element(rule):
             return
-        plan = self._planner.plan(rule) if self._planner is not None else None
+        plan = self._passes.alone(rule) if self._passes is not None else None
         scopes = self._rule_scopes(rule.for_each) if rule.for_each else [{}]
         if plan is not None and not tracked and not rule.requires:
             for scope in scopes:  # nothing to record per binding: passed, or reported
@@ -224,30 +257,30 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
                 self._failed_at[rule.id].add(self._key(scope))
 
     def _by_element(self, rule) -> bool:
-        """Run a rule over a leaf iteration by its element plan (plans.py), when it has one
-        and needs nothing per element but its verdict: no other rule requires it, and what
-        it requires lies in an enclosing iteration (so it is decided per parent). An element
-        that is not known to pass gets its scope and the reporting path, as always. False
-        when the rule is not run this way."""
-        if self._planner is None or rule.for_each not in self._leaves or any(
-                self._depth[required] >= self._depth[rule.id] for required in rule.requires):
+        """Run a rule over a leaf iteration by its element pass (engine/passes.py), when it
+        has one and needs nothing per element but its verdict: no other rule requires it,
+        and what it requires lies in an enclosing iteration (so it is decided per parent).
+        An element that is not known to pass gets its scope and the reporting path, as
+        always. False when the rule is not run this way."""
+        passes = self._passes
+        if passes is None or rule.for_each not in self._leaves or any(
+                self._depth[required] >= self._depth[rule.id] for required in rule.requires) \
+                or not passes.element_form(rule):
             return False
-        plan = self._planner.element_plan(rule)
-        if plan is None:
+        group = passes.alone(rule, element=True)
+        if group is None:
             return False
-        loop = self._planner.element_loop(rule)
+        check = group.check
         iteration = self.spec.iterations[rule.for_each]
+        position = self._sink._position
         for parent in self.scopes(iteration.parent) if iteration.parent else [{}]:
             values = self._elements(iteration, parent, self.values)
             if values is None or rule.requires and self._required_failed(rule, parent):
                 continue  # no elements, or all skipped: their cause is already reported
-            element, matches = self._planner.element(parent, iteration.name), None
-            unknown = element.unknown(plan, values) if loop is None else loop(element, values)
-            for index in unknown:  # not known to pass: reported
-                if matches is None:  # the elements' places, only once one is needed
-                    matches, file = self.resolve(iteration.over, parent)
-                self._apply_once(rule, self._child(iteration, parent, index, matches[index],
-                                                   file))
+            children = _Children(self, iteration, parent)
+            for _, index in check(Element(parent, iteration.name), values):
+                self._sink.at(position)  # not known to pass: reported
+                self._apply_once(rule, children.scope(index))
         return True
 
     def _required_failed(self, rule, scope: dict) -> bool:
@@ -366,18 +399,34 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
                               "details": result.details}
 
 
-def _known_to_pass(plan, scope: dict) -> bool:
-    """True when the rule's pass plan (plans.py) says it passes here. Anything else (a
-    failure, no plan for its kind, any exception on the way) is "not known": the caller
-    runs the rule on the reporting path, which repeats what it needs (documents already
-    loaded or reported stay as they are) and words every violation. So this may only
-    ever say "passes"."""
-    if plan is None:
+def _known_to_pass(group, scope: dict) -> bool:
+    """True when the rule's pass alone (engine/passes.py) says it passes here. Anything
+    else (a failure, no pass for its kind) is "not known": the caller runs the rule on the
+    reporting path, which repeats what it needs (documents already loaded or reported
+    stay as they are) and words every violation. So this may only ever say "passes"."""
+    if group is None:
         return False
-    try:
-        return plan(scope) is True
-    except Exception:  # not known: the reporting path decides and words it
+    for _ in group.check(scope):
         return False
+    return True
+
+
+class _Children:
+    """The scopes of a leaf iteration's elements under one parent, made only for the
+    elements reported: the elements' places resolved once, when the first is needed."""
+
+    __slots__ = ("_evaluation", "_iteration", "_parent", "_found")
+
+    def __init__(self, evaluation, iteration, parent: dict):
+        self._evaluation, self._iteration, self._parent = evaluation, iteration, parent
+        self._found = None
+
+    def scope(self, index: int) -> dict:
+        evaluation = self._evaluation
+        if self._found is None:
+            self._found = evaluation.resolve(self._iteration.over, self._parent)
+        matches, file = self._found
+        return evaluation._child(self._iteration, self._parent, index, matches[index], file)
 
 
 class _Locations:

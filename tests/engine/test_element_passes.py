@@ -1,9 +1,9 @@
-"""Element loops (engine/loops.py) and fixed readers (engine/readers.py).
+"""Element passes (engine/passes.py) and fixed readers (engine/readers.py).
 
-An element loop is an element plan compiled into one generated function: it must yield
-exactly the positions ``Element.unknown(plan, values)`` yields, so the report with loops is
-the report with element plans alone and the report of the reporting path alone. A fixed
-reader must select what the one walker selects.
+An element pass tests all the rules over a leaf iteration in one generated loop per parent,
+the element's fixed selections read inline (each prefix once): the report with it is the
+report with the scope form alone (each binding made and tested) and the report of the
+reporting path alone. A fixed reader must select what the one walker selects.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from document_files import compile_text, write_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flarespec.engine import plans
+from flarespec.engine import passes
 from flarespec.engine.evaluate import Evaluation
 from flarespec.engine.jsonpath import CompiledJsonPath
 from flarespec.engine.paths import compile_pointer
@@ -62,7 +62,7 @@ rules:
     assert: {length: {max: 3}}
 """
 
-LOOPED = ["toy.event.positive", "toy.event.kind", "toy.event.copied", "toy.event.listed"]
+ELEMENT_FORM = ["toy.event.positive", "toy.event.kind", "toy.event.copied", "toy.event.listed"]
 
 
 def compiled(tmp_path: Path):
@@ -104,45 +104,50 @@ def _described(report) -> list:
 
 
 def three_reports(spec, entry: Path, monkeypatch) -> tuple[list, list, list]:
-    """(with element loops, with element plans alone, the reporting path alone)."""
-    with_loops = _described(Evaluation(spec, entry).run())
+    """(with the element form, with the scope form alone, the reporting path alone)."""
+    with_elements = _described(Evaluation(spec, entry).run())
     with monkeypatch.context() as patch:
-        patch.setattr(plans.Planner, "element_loop", lambda self, rule: None)
-        plans_only = _described(Evaluation(spec, entry).run())
+        patch.setattr(passes.Passes, "element_form", lambda self, rule: False)
+        scopes_only = _described(Evaluation(spec, entry).run())
     alone = _described(Evaluation(spec, entry, pass_checks=False).run())
-    return with_loops, plans_only, alone
+    return with_elements, scopes_only, alone
 
 
-def test_every_toy_rule_has_an_element_loop(tmp_path):
+def test_every_toy_rule_is_tested_in_the_element_form(tmp_path):
     spec = compiled(tmp_path)
-    planner = Evaluation(spec, packet(tmp_path / "p", [{"n": 1}], {}))._planner
-    assert [rule.id for rule in spec.rules if planner.element_loop(rule) is not None] == LOOPED
+    evaluation = Evaluation(spec, packet(tmp_path / "p", [{"n": 1}], {}))
+    assert [rule.id for rule in spec.rules if evaluation._passes.element_form(rule)] == \
+        ELEMENT_FORM
+    group, = set(evaluation._passes.groups(range(len(spec.rules))).values())
+    assert group.element and group.numbers == (0, 1, 2, 3)
+    # /parts/0/kind read once for toy.event.kind and toy.event.copied: parts, 0, kind, size, n
+    assert group.steps == 5
 
 
-def test_a_rule_with_a_when_or_a_template_has_no_loop(tmp_path):
+def test_a_rule_with_a_when_or_a_template_is_tested_in_the_scope_form(tmp_path):
     text = SPEC.replace('    given: "event:$.n"\n    assert: {range: {min: 1}}',
                         '    when: {given: "event:$.n", type: integer}\n'
                         '    given: "event:$.n"\n    assert: {range: {min: 1}}')
     spec = compile_text(tmp_path / "spec", text)
-    planner = Evaluation(spec, packet(tmp_path / "p", [{"n": 1}], {}))._planner
+    evaluation = Evaluation(spec, packet(tmp_path / "p", [{"n": 1}], {}))
     rules = {rule.id: rule for rule in spec.rules}
-    assert planner.element_loop(rules["toy.event.positive"]) is None
-    assert planner.element_plan(rules["toy.event.positive"]) is not None
+    assert not evaluation._passes.element_form(rules["toy.event.positive"])
+    assert evaluation._passes.alone(rules["toy.event.positive"]) is not None
 
 
-@pytest.mark.parametrize("steps, looped", [(MAX_GENERATED_STEPS, True),
+@pytest.mark.parametrize("steps, inline", [(MAX_GENERATED_STEPS, True),
                                            (MAX_GENERATED_STEPS + 1, False)])
-def test_a_rule_reading_more_steps_than_one_generated_function_has_no_loop(tmp_path, steps,
-                                                                           looped):
-    """The code generator's bound (readers.MAX_GENERATED_STEPS) holds for element loops: a
-    rule whose references read more literal steps keeps its element plan."""
+def test_a_selection_of_more_steps_than_one_generated_function_reads_is_read_by_its_accessor(
+        tmp_path, steps, inline):
+    """The code generator's bound (readers.MAX_GENERATED_STEPS) holds for passes: a
+    reference of more literal steps is read through its accessor, not inline."""
     pointer = "/".join(["/parts"] + ["0"] * (steps - 1))
     text = SPEC.replace('given: "event:/parts/0/kind"', f'given: "event:{pointer}"')
     spec = compile_text(tmp_path / "spec", text)
-    planner = Evaluation(spec, packet(tmp_path / "p", [{"n": 1}], {}))._planner
+    evaluation = Evaluation(spec, packet(tmp_path / "p", [{"n": 1}], {}))
     rule = {rule.id: rule for rule in spec.rules}["toy.event.kind"]
-    assert (planner.element_loop(rule) is not None) == looped
-    assert planner.element_plan(rule) is not None
+    group = evaluation._passes.alone(rule, element=True)
+    assert group.steps == (steps if inline else 0)
 
 
 def test_a_clean_packet_passes_every_way(tmp_path, monkeypatch):
@@ -164,7 +169,7 @@ _event = st.fixed_dictionaries({}, optional={"n": st.integers(-1, 3) | _json,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(events=st.lists(_event, max_size=5), copy_edit=st.sampled_from(
     ["none", "short", "object", "shifted", "not-a-list"]))
-def test_loops_plans_and_the_reporting_path_agree(tmp_path_factory, monkeypatch, events, copy_edit):
+def test_element_and_scope_forms_and_the_reporting_path_agree(tmp_path_factory, monkeypatch, events, copy_edit):
     copies = {"events": _copied(events)}
     if copy_edit == "short":
         copies["events"] = copies["events"][:-1]
@@ -175,9 +180,9 @@ def test_loops_plans_and_the_reporting_path_agree(tmp_path_factory, monkeypatch,
     elif copy_edit == "not-a-list":
         copies = {"events": 7}
     root = tmp_path_factory.mktemp("p")
-    with_loops, plans_only, alone = three_reports(_SPEC(tmp_path_factory), packet(
+    with_elements, scopes_only, alone = three_reports(_SPEC(tmp_path_factory), packet(
         root / "p", events, {"b": copies}), monkeypatch)
-    assert with_loops == plans_only == alone
+    assert with_elements == scopes_only == alone
 
 
 # ----------------------------------------------------------------------------- readers
