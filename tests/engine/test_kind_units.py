@@ -80,12 +80,13 @@ def test_every_kind_has_every_piece():
 
 
 def test_no_kind_is_special_cased_by_name_in_the_compiler_or_the_schema():
-    """The compiler and the editor schema ask the argument schema, not the kind's name (the
-    kinds whose arguments are compiled: ``not``, ``count``, ``formula``), and no check is
-    found by its ``__qualname__``."""
+    """The compiler, the editor schema and the kinds' words ask the argument schema, not the
+    kind's name (the kinds whose arguments are compiled: ``not``, ``count``, ``formula``),
+    and no check is found by its ``__qualname__``."""
     compiled = {name for name, kind in KINDS.items() if _compiled_parts(kind)}
     assert {"not", "count", "formula"} <= compiled
-    for path in (SOURCE / "compiler" / "compile.py", SOURCE / "authoring" / "schema.py"):
+    for path in (SOURCE / "compiler" / "compile.py", SOURCE / "authoring" / "schema.py",
+                 SOURCE / "engine" / "kinds.py"):
         text = path.read_text(encoding="utf-8")
         named = sorted({constant.value for node in ast.walk(ast.parse(text))
                         if isinstance(node, (ast.Compare, ast.Subscript))  # == "not", KINDS["not"]

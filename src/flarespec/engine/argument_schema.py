@@ -122,6 +122,10 @@ class Schema:
         """This node and the nodes it is made of (the named values the schema defines)."""
         yield self
 
+    def as_written(self, arg):
+        """A compiled argument as the spec wrote it, for a failure's words (``not``'s)."""
+        return arg
+
 
 class _Anything(Schema):
     """Any value (``equals``): nothing to check, ``{}`` in the editor."""
@@ -369,6 +373,10 @@ class Formula(Schema):
                            **{name: forms.value(tolerance) for name in self.TOLERANCES}}}]}
 
     argument_schema = json_schema
+
+    def as_written(self, arg):
+        """The formula's text (its compiled form is not what the spec wrote)."""
+        return arg["compiled"].source if isinstance(arg, dict) and "compiled" in arg else arg
 
 
 @dataclass(frozen=True, eq=False)

@@ -793,7 +793,7 @@ def _short_list(values: list, limit: int = 5) -> str:
 
 
 def _generated(arg) -> tuple[Template, list[tuple[str, list | range]]]:
-    """The template and axes of a generated list (its argument checked: _generated_list);
+    """The template and axes of a generated list (its argument checked: GENERATED_LIST);
     a range stays a lazy ``range``."""
     axes = [(name, range(values["range"]) if isinstance(values, dict) else values)
             for name, values in (arg.get("product") or {}).items()]
@@ -1019,7 +1019,7 @@ def not_(ctx, value, arg, at) -> Iterator[Failure]:
     """The inner assertion (one kind) must fail: {not: {starts_with: "x"}}."""
     (name, inner), = arg.items()
     if KINDS[name].holds_alone(ctx, value, inner):
-        written = inner["compiled"].source if name == "formula" else inner
+        written = KINDS[name].argument.as_written(inner)
         yield Failure(f"must not satisfy {name} {_written(written)}", {"not": {name: written}},
                       value)
 
