@@ -8,8 +8,8 @@ invariant, present exactly when the peer is a packet of its own and is invalid).
 accepted case must exit 0 and export the delivery TTFT recomputed here (the oracle below),
 independently of the validator, from the sidecars.
 
-Every case is measured a second time with the pass plans off (the reporting path alone,
-engine/plans.py): the receipts must be equal, so a pass plan never hides a violation.
+Every case is measured a second time with the pass tests off (the reporting path alone,
+engine/passes.py): the receipts must be equal, so a pass test never hides a violation.
 
 Cases with ``known_issue`` state the correct expectation for a validator bug that is not
 fixed yet: they run as strict expected failures.

@@ -226,14 +226,14 @@ def test_an_edit_with_refreshed_digests_passes_correctly_or_is_rejected(template
 
 def _assert_reporting_path_agrees(outcome, baseline: Path, candidate: Path, role: str,
                                   work: Path) -> None:
-    """The pass plans (engine/plans.py) only ever say "passes": with them off, the
+    """The pass tests (engine/passes.py) only ever say "passes": with them off, the
     reporting path alone writes the same receipt for the same mutated packets."""
     peer = baseline if role == "self" else candidate
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(commands, "Evaluation", partial(Evaluation, pass_checks=False))
         reporting_only = measure(baseline, peer, work / "out" / "reporting-only.json")
     assert reporting_only.receipt == outcome.receipt, (
-        f"pass plans changed the receipt\n{describe(outcome.receipt)}\n"
+        f"pass tests changed the receipt\n{describe(outcome.receipt)}\n"
         f"reporting path alone:\n{describe(reporting_only.receipt)}")
     with pytest.MonkeyPatch.context() as patch:  # nor does the schedule (engine/schedule.py)
         patch.setattr(commands, "Evaluation", partial(Evaluation, streaming=False))

@@ -11,12 +11,12 @@ it spells one). A step that finds nothing ends the selection with no value.
 ``step_lines`` is that step as Python source. It is the only definition: ``fixed_reader``
 compiles a whole path into one straight-line function (what ``PointerTemplate.values``
 and ``CompiledJsonPath.values`` run for a fixed path: no loop over steps, no dispatch per
-step), and an element loop (engine/loops.py) inlines the steps of all its references,
+step), and a pass (engine/passes.py) inlines the steps of all its references,
 each shared prefix read once. Names reach the code only as constants of its namespace,
 never as text, so nothing of a spec is executed; indices are ints, written as literals.
 No generated function reads more than ``MAX_GENERATED_STEPS`` steps: a longer path is read
-by ``walk_steps``, the same step as a loop (tested against it), and an element loop that
-would read more is not made.
+by ``walk_steps``, the same step as a loop (tested against it), and a pass that would read
+more reads the rest through the references' accessors.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any, Callable
 Step = tuple  # (member name or None, list index or None)
 MISSING = object()  # what a step that finds nothing gives the steps after it
 # The most steps one generated function reads: a longer fixed path is read by
-# ``walk_steps`` (the same reads, a loop), an element loop needing more is not generated.
+# ``walk_steps`` (the same reads, a loop), a pass needing more reads through accessors.
 # Spec paths are bounded at load (jsonpath.MAX_SEGMENTS); this keeps the code generator
 # from pathological input whatever its caller (160k steps compiled in 18 s and 2.5 GB).
 MAX_GENERATED_STEPS = 64
