@@ -64,11 +64,11 @@ class Arguments:
     @staticmethod
     def _binding_value(placeholder, scope: dict):
         """A binding placeholder's value: what ``Placeholder.read`` reads of the bound
-        element (its index, label or member; KeyError when ``name`` is not bound here)."""
+        element (its index, label or member: the label rendered only when read; KeyError when ``name`` is not bound here)."""
         binding = scope.get(placeholder.name)
         if binding is None:
             raise KeyError(placeholder.text)
-        found, value = placeholder.read(binding.value, binding.index, binding.label)
+        found, value = placeholder.read(binding.value, binding.index, binding.rendered_label)
         if not found:
             raise Unresolvable(f"{{{placeholder}}} has no value here")
         return value

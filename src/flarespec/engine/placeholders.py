@@ -114,14 +114,16 @@ class Placeholder(str):
     def read(self, value: Any, index: Any = NOT_KNOWN, label: Any = NOT_KNOWN
              ) -> tuple[bool, Any]:
         """(found, what this binding placeholder reads) of an element ``value`` at position
-        ``index`` with label ``label``: the meta, else the member path. A caller that does
-        not know the index or label (the fixture writer knows no label) leaves it out and
-        gets ``NOT_KNOWN`` back as the value."""
+        ``index`` with label ``label``: the meta, else the member path. ``label`` may be a
+        function of no arguments giving it, called only when this reads the label (a
+        rendered label costs a template fill). A caller that does not know the index or
+        label (the fixture writer knows no label) leaves it out and gets ``NOT_KNOWN`` back
+        as the value."""
         meta = self.meta
         if meta == "index":
             return True, index
         if meta == "label":
-            return True, label
+            return True, label() if callable(label) else label
         return member_at(value, self.members, digits_index=True)
 
 

@@ -45,6 +45,10 @@ class Binding:
 
     @property
     def label(self) -> str:
+        return self.rendered_label()
+
+    def rendered_label(self) -> str:
+        """The label, rendered when first asked for."""
         if self._label is None:
             self._label = ""  # a label template naming its own label sees "", as it always did
             self._label = self._render(self)
