@@ -63,11 +63,11 @@ class Element(dict):
 class _Cursor:
     """The element bound in an ``Element``: a binding's ``match``, ``value``, ``index``,
     ``file`` and ``label`` (neither is needed to read values: None; the element form admits
-    no placeholder of a label)."""
+    no placeholder of a label, so ``rendered_label`` is None too)."""
 
     __slots__ = ("index", "value")
     file = None
-    label = None
+    label = rendered_label = None
 
     def __init__(self):
         self.index, self.value = 0, None
