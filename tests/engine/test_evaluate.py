@@ -1093,7 +1093,7 @@ def test_violations_past_the_cap_are_counted_not_described(tmp_path, monkeypatch
     """Beyond the report's cap a violation is only counted: no message, label, line or
     expected_from is worked out for it (a million failing elements stay cheap)."""
     from flarespec.engine import evaluate as module
-    from flarespec.engine.report import MAX_KEPT_PER_RULE
+    from flarespec.engine.outcome import MAX_KEPT_PER_RULE
 
     described = []
     real = module.Evaluation._described

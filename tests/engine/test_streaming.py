@@ -17,7 +17,7 @@ from test_evaluate import DOCS, TOY_HEADER, case_spec, write_docs
 from test_hooks_registry import toy_hooks  # noqa: F401 (a fixture)
 
 from flarespec.engine.evaluate import Evaluation
-from flarespec.engine.report import MAX_KEPT_PER_RULE
+from flarespec.engine.outcome import MAX_KEPT_PER_RULE
 from flarespec.engine.schedule import placements, schedule
 
 RULES = """
@@ -357,10 +357,10 @@ def test_a_cached_iteration_replays_what_making_it_touched(tmp_path):
 def test_nested_recordings_pass_what_they_found_outwards():
     """Recordings nest (an iteration's bindings made while its parent's are made): each
     stops its own, by identity, and hands its groups to the one around it."""
-    from flarespec.engine.report import Report
+    from flarespec.engine.outcome import Outcome
     from flarespec.engine.sink import Group, Sink
 
-    sink = Sink(Report("toy"))
+    sink = Sink(Outcome("toy"))
     sink.buffered = True
     outer = sink.recording()
     inner = sink.recording()

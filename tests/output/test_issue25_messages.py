@@ -226,7 +226,7 @@ def test_a_truncated_rule_under_a_cause_keeps_its_not_kept_note():
 # --------------------------------------------------------------------------- values
 
 def test_a_value_the_receipt_shortened_keeps_its_whole_length():
-    stored = '"' + "x" * 159 + "… (214 chars)"  # engine/report.py's shorten of 214 characters
+    stored = '"' + "x" * 159 + "… (214 chars)"  # engine/outcome.py's shorten of 214 characters
     assert short(stored) == '"' + "x" * 79 + "… (214 chars)"
     one, two = short_pair(stored, "r0")
     assert one.endswith("… (214 chars)") and two == '"r0"'

@@ -47,7 +47,7 @@ ENTRY = "packet.json"
 PEER_INVALID = "pair.peer-invalid"
 MEASURED_KIND = "ttft-512"  # contract section 9
 # Defect 10 made 2M violations and an 830 MB receipt. A receipt keeps at most
-# MAX_KEPT_PER_RULE violations per packet and rule (flarespec.engine.report) and lists the cut
+# MAX_KEPT_PER_RULE violations per packet and rule (flarespec.engine.outcome) and lists the cut
 # ones under violations_truncated; this bound on its size holds with room to spare.
 RECEIPT_BYTES_AT_MOST = 8 << 20
 

@@ -19,7 +19,7 @@ from flarespec.adapter.commands import PacketResult, compare_pair
 from flarespec.engine.evaluate import evaluate
 from flarespec.engine.kinds import KINDS
 from flarespec.engine.values import differences, strict_equal
-from flarespec.engine.report import MAX_KEPT_PER_RULE, Report, Violation, shorten, shown
+from flarespec.engine.outcome import MAX_KEPT_PER_RULE, Outcome, Violation, shorten, shown
 from flarespec.loaders.strict_json import load_json
 from flarespec.compiler.compile import compile_spec
 from flarespec.compiler.load import SpecLibrary
@@ -66,7 +66,7 @@ def test_pair_identities_nested_deep_are_compared(tmp_path):
         {"id": "toy.pair.source", "identity": "source", "description": "Same source."}])
 
     def result(role: str, source) -> PacketResult:
-        report = Report("toy/pair")
+        report = Outcome("toy/pair")
         report.identities["source"] = source
         return PacketResult(role, tmp_path / role / "packet.json", spec, report)
 
@@ -123,7 +123,7 @@ def violation(rule: str, severity: str = "error", number: int = 0) -> Violation:
 
 
 def test_report_keeps_the_first_violations_per_rule_and_counts_the_rest():
-    report = Report("toy")
+    report = Outcome("toy")
     for number in range(250):
         report.add(violation("toy.a", number=number))
     for number in range(3):
@@ -141,7 +141,7 @@ def test_report_keeps_the_first_violations_per_rule_and_counts_the_rest():
 
 
 def test_report_is_not_ok_when_an_error_was_only_counted():
-    report = Report("toy")
+    report = Outcome("toy")
     report.suppress("toy.a", "warning", 5)
     assert report.ok and report.suppressed == {"toy.a": 5}
     report.suppress("toy.a", "error")

@@ -43,7 +43,7 @@ from hostile import (
     tree_digest,
 )
 
-from flarespec.engine.report import MAX_KEPT_PER_RULE
+from flarespec.engine.outcome import MAX_KEPT_PER_RULE
 from flarespec.fixtures.writers import write_pair
 
 INTERNAL_ERROR = "engine.internal-error"

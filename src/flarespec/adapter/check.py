@@ -26,7 +26,7 @@ from flarespec.adapter import receipt as receipts
 from flarespec.adapter.commands import (
     EXIT_PASS, EXIT_REJECTED, PacketResult, _inputs_read, _run_evaluation, _spec_invalid,
     choose_spec, entry_path, guard_cache, internal_error)
-from flarespec.engine.report import Report
+from flarespec.engine.outcome import Outcome
 from flarespec.compiler.compile import CompiledSpec
 from flarespec.compiler.errors import SpecInvalid
 from flarespec.compiler.open import Library, is_path, open_in_library, spec_library
@@ -109,12 +109,12 @@ def _validated(paths: list[Path], library: Library | None, named, on_done
     if named is not None and named[0] is not None and _position(named[0], candidates) is None:
         candidates.append(named[0])
 
-    def one(index: int) -> tuple[int | None, list, Report]:
+    def one(index: int) -> tuple[int | None, list, Outcome]:
         return _one(paths[index], library, named, candidates)
 
-    def failed(index: int, problem: BaseException) -> tuple[None, list, Report]:
+    def failed(index: int, problem: BaseException) -> tuple[None, list, Outcome]:
         return None, [internal_error(problem, "in the worker validating this entry")], \
-            Report("none")
+            Outcome("none")
 
     workers = min(parallel.jobs(), len(paths))
     outcomes = parallel.run_all(one, [(index,) for index in range(len(paths))], failed,
@@ -127,7 +127,7 @@ def _validated(paths: list[Path], library: Library | None, named, on_done
 
 
 def _one(entry: Path, library: Library | None, named, candidates: list[CompiledSpec]
-         ) -> tuple[int | None, list, Report]:
+         ) -> tuple[int | None, list, Outcome]:
     """One entry: its spec (the named one, or chosen) as a position among ``candidates``
     (a compiled spec is not sent back from a worker), the violations of choosing it, and
     its report. Never raises."""
@@ -135,10 +135,10 @@ def _one(entry: Path, library: Library | None, named, candidates: list[CompiledS
         spec, selection = named if named is not None else choose_spec(entry, None, library)
         if spec is None or selection:
             return _position(spec, candidates), list(selection), \
-                Report(spec.id if spec else "none")
+                Outcome(spec.id if spec else "none")
         return _position(spec, candidates), [], _run_evaluation(spec, entry)
     except Exception as bug:  # never a traceback, never a pass
-        return None, [internal_error(bug, "while checking this entry")], Report("none")
+        return None, [internal_error(bug, "while checking this entry")], Outcome("none")
 
 
 def _position(spec: CompiledSpec | None, candidates: list[CompiledSpec]) -> int | None:

@@ -27,12 +27,12 @@ from flarespec.adapter.receipt import OutputRefused, ReceiptUnwritable
 from flarespec.adapter.select import SPEC_INVALID, select_spec, selectable_specs
 from flarespec.engine.evaluate import INTERNAL_ERROR, Evaluation
 from flarespec.engine.values import strict_equal
-from flarespec.engine.report import Report, Violation, shorten
+from flarespec.engine.outcome import Outcome, Violation, shorten
 from flarespec.compiler.compile import CompiledSpec
 from flarespec.compiler.errors import SpecInvalid
 from flarespec.compiler.open import open_compiled
 
-__all__ = ["EXIT_PASS", "EXIT_REJECTED", "OutputRefused", "Outcome", "PacketResult",
+__all__ = ["EXIT_PASS", "EXIT_REJECTED", "OutputRefused", "CommandResult", "PacketResult",
            "ReceiptUnwritable", "guard_cache", "measure", "same_packet", "validate_packet",
            "validate_pair"]
 
@@ -48,7 +48,7 @@ class PacketResult:
     role: str
     entry: Path
     spec: CompiledSpec | None
-    report: Report
+    report: Outcome
     selection_violations: list[Violation] = field(default_factory=list)
 
     @property
@@ -66,7 +66,10 @@ class PacketResult:
 
 
 @dataclass
-class Outcome:
+class CommandResult:
+    """What a runner command did: its exit code, the receipt it wrote, where, and each
+    packet's result."""
+
     exit_code: int
     receipt: dict
     output: Path
@@ -127,7 +130,7 @@ def _chosen(entry: str | Path, role: str, spec_path, *, needs_metric: bool = Fal
     spec, selection = choose_spec(entry, spec_path)
     if needs_metric and spec is not None and spec.metric is None:
         selection = [no_metric(spec)]
-    return PacketResult(role, entry, spec, Report(spec.id if spec else "none"), selection)
+    return PacketResult(role, entry, spec, Outcome(spec.id if spec else "none"), selection)
 
 
 def no_metric(spec: CompiledSpec) -> Violation:
@@ -159,11 +162,11 @@ def entry_path(entry: str | Path) -> Path:
     return Path(entry)
 
 
-def _run_evaluation(spec: CompiledSpec, entry: Path) -> Report:
+def _run_evaluation(spec: CompiledSpec, entry: Path) -> Outcome:
     try:
         return Evaluation(spec, entry).run()
     except Exception as bug:  # never a traceback, never a metric
-        report = Report(spec.id)
+        report = Outcome(spec.id)
         report.add(internal_error(bug, "while validating"))
         return report
 
@@ -225,7 +228,7 @@ PAIR_VALUE_CHARS = 80  # characters of each value a pair mismatch message quotes
 def _quoted(value) -> str:
     """A value as JSON text, at most PAIR_VALUE_CHARS of it (bounded and without recursion,
     so an identity nested thousands deep is quoted as safely as a short one)."""
-    from flarespec.engine.report import shown
+    from flarespec.engine.outcome import shown
 
     return shown(value, PAIR_VALUE_CHARS)
 
@@ -322,19 +325,19 @@ def _validate_two(one: PacketResult, two: PacketResult) -> tuple[PacketResult, P
     return first, PacketResult(two.role, two.entry, two.spec, report)
 
 
-def _failed_report(spec: CompiledSpec, problem: BaseException) -> Report:
-    report = Report(spec.id)
+def _failed_report(spec: CompiledSpec, problem: BaseException) -> Outcome:
+    report = Outcome(spec.id)
     report.add(internal_error(problem, "in the worker validating this packet"))
     return report
 
 
 def _finish(target: Path, receipt_of, one: PacketResult, two: PacketResult,
-            pair: list[Violation]) -> Outcome:
+            pair: list[Violation]) -> CommandResult:
     passed = one.ok and two.ok and not pair
     receipt = receipt_of(one, two, pair, passed)
     receipts.refuse_inputs(target, target, _inputs_read(one, two))
     receipts.write_atomically(target, receipt)
-    return Outcome(EXIT_PASS if passed else EXIT_REJECTED, receipt, target, [one, two])
+    return CommandResult(EXIT_PASS if passed else EXIT_REJECTED, receipt, target, [one, two])
 
 
 def _inputs_read(*results: PacketResult) -> list[tuple[str, str]]:
@@ -347,7 +350,7 @@ def _inputs_read(*results: PacketResult) -> list[tuple[str, str]]:
 
 
 def measure(packet: str | Path, peer: str | Path, output: str | Path, *,
-            spec_path: str | Path | None = None, needs_metric: bool = True) -> Outcome:
+            spec_path: str | Path | None = None, needs_metric: bool = True) -> CommandResult:
     """Validate both packets and their pair; export the packet's metric only if all pass.
     An invalid peer adds ``pair.peer-invalid``: the packet itself may be valid. A spec
     without a metric is ``metric.undeclared`` for the packet, found before it is validated
@@ -358,7 +361,7 @@ def measure(packet: str | Path, peer: str | Path, output: str | Path, *,
 
 
 def validate_pair(baseline: str | Path, candidate: str | Path, output: str | Path, *,
-                  spec_path: str | Path | None = None) -> Outcome:
+                  spec_path: str | Path | None = None) -> CommandResult:
     """Validate both packets and their pair; record both metrics (when the spec declares
     one) under "pair" only if all pass. Both packets are subjects here: each one's violations are listed under its role,
     with no ``pair.peer-invalid``."""

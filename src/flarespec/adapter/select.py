@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flarespec.engine.evaluate import Evaluation, Unavailable
-from flarespec.engine.report import Violation
+from flarespec.engine.outcome import Violation
 from flarespec.compiler.compile import CompiledSpec
 from flarespec.compiler.entry_name import entry_file_name, name_matches
 from flarespec.compiler.load import SpecLibrary

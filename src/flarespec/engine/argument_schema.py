@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol
 
 from flarespec.engine.refs import ArgRef, ArgTemplate
-from flarespec.engine.report import shown
+from flarespec.engine.outcome import shown
 from flarespec.engine.values import JSON_TYPES, json_type
 
 _SCALARS = (type(None), bool, int, str)

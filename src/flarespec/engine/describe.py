@@ -22,7 +22,7 @@ from flarespec.engine.refs import (
     relative_location,
     shown_ref,
 )
-from flarespec.engine.report import Violation, shown
+from flarespec.engine.outcome import Violation, shown
 from flarespec.engine.values import member_at, strict_equal
 from flarespec.loaders import locate_line, locates_lines
 from flarespec.loaders.locations import child_location, location_keys

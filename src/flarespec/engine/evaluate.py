@@ -34,7 +34,7 @@ from flarespec.engine.problems import (  # noqa: F401 (re-exported)
     Unresolvable,
 )
 from flarespec.engine.refs import Condition, Ref
-from flarespec.engine.report import Report
+from flarespec.engine.outcome import Outcome
 from flarespec.engine.schedule import schedule
 from flarespec.engine.scopes import Binding, Scopes
 from flarespec.engine.sink import Sink
@@ -58,7 +58,7 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         self._passes = Passes(self) if pass_checks else None
         self.entry_name = entry_path.name
         self.root = entry_path.parent
-        self.report = Report(spec.id)
+        self.report = Outcome(spec.id)
         self._sink = Sink(self.report)
         self._schedule = schedule(spec) if streaming else None
         self._subtree = self._schedule.subtree if self._schedule else frozenset()
@@ -116,7 +116,7 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         self._siblings: dict[tuple, tuple[tuple, list[dict]]] = {}
 
     @gc_paused
-    def run(self) -> Report:
+    def run(self) -> Outcome:
         """Apply every rule, then compute identities and (on a clean report) the metric.
 
         The rules run by the spec's schedule (engine/schedule.py) or one by one; the sink
@@ -469,7 +469,7 @@ class RuleContext:
         return self._evaluation.digest(path)
 
 
-def evaluate(spec, entry_path: str | Path) -> Report:
+def evaluate(spec, entry_path: str | Path) -> Outcome:
     """Apply ``spec`` to the documents whose entry file is ``entry_path``."""
     return Evaluation(spec, entry_path).run()
 

@@ -83,7 +83,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from flarespec.engine.report import shown
+from flarespec.engine.outcome import shown
 
 MAX_FORMULA_LENGTH = 2000
 MAX_NESTING_DEPTH = 50

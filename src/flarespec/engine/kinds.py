@@ -59,7 +59,7 @@ from flarespec.engine.argument_schema import (  # noqa: F401 (ArgumentMistyped, 
 )
 from flarespec.engine.paths import PathSyntaxError, Template, compile_template
 from flarespec.loaders.locations import child_location
-from flarespec.engine.report import shown
+from flarespec.engine.outcome import shown
 from flarespec.engine.values import (
     JSON_TYPES,
     canonical_key,

@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 from flarespec.engine.values import compiled_pattern, json_type, strict_equal
 from flarespec.loaders.locations import child_location
-from flarespec.engine.report import shown
+from flarespec.engine.outcome import shown
 
 ANY = "any"
 SHAPE_RULE = "shape"  # a document's shape violations: <document rule>.shape

@@ -36,7 +36,7 @@ report.
 
 from __future__ import annotations
 
-from flarespec.engine.report import Report, Violation, counted_in, under_cap
+from flarespec.engine.outcome import Outcome, Violation, counted_in, under_cap
 
 
 class _Segment:
@@ -61,7 +61,7 @@ class Group(_Segment):
 
 
 class Sink:
-    def __init__(self, report: Report):
+    def __init__(self, report: Outcome):
         self.report = report
         self.buffered = False
         self._position: tuple = (0,)

@@ -20,7 +20,7 @@ from typing import Any, Iterator
 
 import re2
 
-from flarespec.engine.report import json_text
+from flarespec.engine.outcome import json_text
 from flarespec.loaders.locations import child_location
 
 _RE2_OPTIONS = re2.Options()

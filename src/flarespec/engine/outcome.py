@@ -1,4 +1,5 @@
-"""What a validation run found: violations, warnings and the values it computed."""
+"""What a validation run found (its `Outcome`): violations, warnings and the values it
+computed. The output room renders it as an `output.model.Report`, the one Report."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any, Iterator
 
 SHORTEN_AT = 160
 # Violations (and, counted apart, warnings) kept per rule id; the rest are only counted in
-# Report.suppressed. One broken stream of a million events would otherwise build millions of
+# Outcome.suppressed. One broken stream of a million events would otherwise build millions of
 # violations (gigabytes) that nobody reads: the first hundred locate the fault.
 MAX_KEPT_PER_RULE = 100
 # str(int) refuses integers beyond 4300 digits (CPython's int_max_str_digits); such a value
@@ -199,7 +200,7 @@ class Violation:
 
 
 @dataclass
-class Report:
+class Outcome:
     """Everything one spec found in one set of documents."""
 
     spec_id: str
