@@ -1095,9 +1095,11 @@ def test_violations_past_the_cap_are_counted_not_described(tmp_path, monkeypatch
     from flarespec.engine import evaluate as module
     from flarespec.engine.outcome import MAX_KEPT_PER_RULE
 
+    from flarespec.engine.describe import Reporter
+
     described = []
-    real = module.Evaluation._described
-    monkeypatch.setattr(module.Evaluation, "_described",
+    real = Reporter.described
+    monkeypatch.setattr(Reporter, "described",
                         lambda self, rule, *rest: described.append(rule.id) or real(self, rule, *rest))
     labels = []
     real_label = module.Evaluation._render_label

@@ -15,6 +15,7 @@ from document_files import compile_text, write_files
 
 from flarespec.engine import evaluate as evaluate_module
 from flarespec.engine.evaluate import Evaluation
+from flarespec.engine.scopes import scope_label
 
 SPEC = """
 flarespec: 1
@@ -88,7 +89,7 @@ def reporting_calls(monkeypatch):
     original = evaluate_module.Evaluation._apply_once
 
     def counting(self, rule, scope):
-        calls.append((rule.id, self._label(scope)))
+        calls.append((rule.id, scope_label(scope)))
         return original(self, rule, scope)
 
     monkeypatch.setattr(evaluate_module.Evaluation, "_apply_once", counting)

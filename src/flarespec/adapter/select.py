@@ -74,7 +74,7 @@ def _holding(entry: str | Path, specs: list[CompiledSpec]
             if evaluation.holds(spec.applies_to, {}):
                 applicable.append(spec)
         except Unavailable:
-            entry_failure = entry_failure or evaluation.report.violations
+            entry_failure = entry_failure or evaluation.outcome.violations
     return applicable, entry_failure
 
 

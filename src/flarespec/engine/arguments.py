@@ -64,7 +64,8 @@ class Arguments:
     @staticmethod
     def _binding_value(placeholder, scope: dict):
         """A binding placeholder's value: what ``Placeholder.read`` reads of the bound
-        element (its index, label or member: the label rendered only when read; KeyError when ``name`` is not bound here)."""
+        element (its index, label or member: the label rendered only when read; KeyError
+        when ``name`` is not bound here)."""
         binding = scope.get(placeholder.name)
         if binding is None:
             raise KeyError(placeholder.text)

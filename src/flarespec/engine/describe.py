@@ -1,13 +1,17 @@
-"""Describing violations: what a person needs to find the broken byte.
+"""The reporter: every violation of one evaluation counted, kept or only counted, described.
 
-Part of ``Evaluation`` (engine/evaluate.py). A failure becomes a ``Violation`` with its
-file, location, line, the place its expected value was read from, and its message with
-references filled in, worked out only for a violation the report keeps: passing paths
-and counted-only violations pay nothing.
+An object of ``Evaluation`` (engine/evaluate.py), owning the outcome, its sink
+(engine/sink.py: rule order) and the count of violations emitted. A failure becomes a
+``Violation`` with its file, location, line, the place its expected value was read from,
+and its message with references filled in, worked out only for a violation the outcome
+keeps: passing paths and counted-only violations pay nothing. Values are read through the
+evaluation's public readers (resolve, filler, pin, root_location, lines_of), never its
+state.
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from flarespec.engine.kinds import Failure
@@ -22,7 +26,9 @@ from flarespec.engine.refs import (
     relative_location,
     shown_ref,
 )
-from flarespec.engine.outcome import Violation, shown
+from flarespec.engine.outcome import Outcome, Violation, shown
+from flarespec.engine.scopes import scope_label
+from flarespec.engine.sink import Sink
 from flarespec.engine.values import member_at, strict_equal
 from flarespec.loaders import locate_line, locates_lines
 from flarespec.loaders.locations import child_location, location_keys
@@ -48,19 +54,26 @@ def _is_expected(value: Any, expected: Any) -> bool:
     return isinstance(expected, dict) and any(strict_equal(value, v) for v in expected.values())
 
 
-class Describing:
-    """Violations of one evaluation (a mixin of ``Evaluation``)."""
+class Reporter:
+    """The violations of one evaluation, into ``outcome`` through its sink; ``reader``
+    (the evaluation) reads what a description needs."""
 
-    def _report_failure(self, rule, scope, failure: Failure, file, match: Match | None) -> None:
-        if not self._keeps(rule.id, rule.severity):
+    def __init__(self, outcome: Outcome, reader):
+        self.outcome = outcome
+        self.sink = Sink(outcome)
+        self.emitted = 0  # violations emitted so far, kept or only counted
+        self._reader = weakref.proxy(reader)  # it holds this reporter: no reference cycle
+
+    def report_failure(self, rule, scope, failure: Failure, file, match: Match | None) -> None:
+        if not self.keeps(rule.id, rule.severity):
             return
         location = failure.location or (match.location if match is not None
-                                        else self._shown_ref(rule.given, scope))
+                                        else self.shown_ref(rule.given, scope))
         origin = self._expected_origin(rule, scope, failure, match, location)
-        self._sink.add(self._described(rule, scope, failure, failure.file or file, location,
+        self.sink.add(self.described(rule, scope, failure, failure.file or file, location,
                                        origin))
 
-    def _hook_place(self, rule, scope: dict, failure: Failure) -> tuple[str | None, str | None]:
+    def hook_place(self, rule, scope: dict, failure: Failure) -> tuple[str | None, str | None]:
         """Where a hook's failure lies. A failure naming its ``source`` argument lies inside
         that argument's value: when the argument was read by a ``{ref}``, the violation
         names the file it was read from and the place inside it."""
@@ -73,47 +86,44 @@ class Describing:
         inner = failure.location or "$"
         return file, (base + inner[1:] if inner.startswith("$") else inner)
 
-    def _keeps(self, rule_id: str, severity: str) -> bool:
+    def keeps(self, rule_id: str, severity: str) -> bool:
         """Count one violation; True when the report keeps it, so it is worth describing.
         A violation past the report's cap is counted only: nothing is rendered for it."""
-        self._emitted += 1
-        if self._sink.accepts(rule_id, severity):
+        self.emitted += 1
+        if self.sink.accepts(rule_id, severity):
             return True
-        self._sink.suppress(rule_id, severity)
+        self.sink.suppress(rule_id, severity)
         return False
 
-    def _violation(self, rule_id, severity, message, file, location, *, scope=None,
+    def violation(self, rule_id, severity, message, file, location, *, scope=None,
                    expected=None, actual=None, line=None) -> None:
-        if self._keeps(rule_id, severity):
-            self._add(rule_id, severity, message, file, location, scope=scope,
+        if self.keeps(rule_id, severity):
+            self.add(rule_id, severity, message, file, location, scope=scope,
                       expected=expected, actual=actual, line=line)
 
-    def _add(self, rule_id, severity, message, file, location, *, scope=None, expected=None,
+    def add(self, rule_id, severity, message, file, location, *, scope=None, expected=None,
              actual=None, line=None) -> None:
-        """Add a violation already counted by ``_keeps``."""
-        self._sink.add(Violation(rule_id, severity, message, file, location, expected, actual,
-                                 self._label(scope), line))
+        """Add a violation already counted by ``keeps``."""
+        self.sink.add(Violation(rule_id, severity, message, file, location, expected, actual,
+                                 scope_label(scope), line))
 
-    def _described(self, rule, scope, failure: Failure, file, location, origin) -> Violation:
-        line = self._line_of(file, location)
+    def described(self, rule, scope, failure: Failure, file, location, origin) -> Violation:
+        line = self.line_of(file, location)
         message = self._message(rule, scope, failure, file, location, line, origin)
         return Violation(rule.id, rule.severity, message, file, location, failure.expected,
-                         failure.actual, self._label(scope), line, origin)
+                         failure.actual, scope_label(scope), line, origin)
 
-    def _line_of(self, file: str | None, location: str | None) -> int | None:
+    def line_of(self, file: str | None, location: str | None) -> int | None:
         """The 1-based line of a JSONPath location in a loaded file, when its loader can
         tell. Only a courtesy to the reader: not finding it never changes a verdict."""
         if not file or not location:  # locate_line places what it can (a ref's `[*]` too)
             return None
-        loaded = self._by_path.get(file)
-        if loaded is None or loaded.loader is None or not locates_lines(loaded.loader):
+        loader = self._reader.loader_of(file)
+        if loader is None or not locates_lines(loader):
             return None
         try:
-            # released once its element's rules were done: read again (documents.py),
-            # unless its format's lines were kept beside the value (jsonl, csv)
-            if loaded.released and loaded.lines is None:
-                self._reload(loaded)
-            line = locate_line(loaded.loader, loaded.value, location, loaded.lines)
+            value, lines = self._reader.lines_of(file)
+            line = locate_line(loader, value, location, lines)
         except Exception:  # a line number must not turn a clear violation into a crash
             return None
         return line if isinstance(line, int) and not isinstance(line, bool) else None
@@ -125,7 +135,7 @@ class Describing:
             return None
         ref = arg.ref
         try:
-            matches, file = self.resolve(ref, scope)
+            matches, file = self._reader.resolve(ref, scope)
             if file is None:
                 return None
             if not matches and arg.has_default and ref.pointer is not None:
@@ -141,15 +151,15 @@ class Describing:
         return file, location, matches[0].value
 
     def _pinned(self, ref: Ref, scope: dict) -> dict:
-        return self.pin(scope, ref.pinned) if ref.pinned else scope
+        return self._reader.pin(scope, ref.pinned) if ref.pinned else scope
 
     def _pointer_location(self, ref: Ref, scope: dict) -> str | None:
         """The JSONPath a pointer names, whether or not anything is there (no ``[k=v]``)."""
         scope = self._pinned(ref, scope)
         binding = scope.get(ref.target)
         location = binding.location if binding is not None \
-            else self.root_location(ref.target, scope)
-        fill = self.filler(scope)
+            else self._reader.root_location(ref.target, scope)
+        fill = self._reader.filler(scope)
         for segment in ref.pointer.segments:
             if segment.filter_value is not None:
                 return None
@@ -173,17 +183,17 @@ class Describing:
             return None
         where = base + inner if base.startswith("$") else base
         entry = {"file": file, "location": where}
-        line = self._line_of(file, where)
+        line = self.line_of(file, where)
         if line is not None:
             entry["line"] = line
         return entry
 
-    def _shown_ref(self, ref: Ref, scope: dict) -> str:
+    def shown_ref(self, ref: Ref, scope: dict) -> str:
         try:
             scope = self._pinned(ref, scope)
         except (Unresolvable, Unavailable):
             pass
-        return shown_ref(ref, self.filler(scope))
+        return shown_ref(ref, self._reader.filler(scope))
 
     def _message(self, rule, scope, failure: Failure, file, location, line, origin) -> str:
         if rule.message is None:
@@ -203,7 +213,7 @@ class Describing:
                     return shown(value)
                 return "?" if value is None else str(value)  # file, location, line, detail
             try:
-                value = self.filler(scope)(placeholder)
+                value = self._reader.filler(scope)(placeholder)
             except (KeyError, Unavailable, Unresolvable):
                 return "{" + placeholder + "}"
             return value if isinstance(value, str) else shown(value)

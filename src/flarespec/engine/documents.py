@@ -93,13 +93,13 @@ class Documents:
         if key in self._paths:
             groups = self._path_groups.get(key)
             if groups:
-                self._sink.touch(groups)
+                self.reporter.sink.touch(groups)
             return self._paths[key]
-        group = self._sink.open_group()
+        group = self.reporter.sink.open_group()
         try:
             path = self.document_path(name, scope)
         finally:
-            group = self._sink.close_group(group)
+            group = self.reporter.sink.close_group(group)
         if group is not None:
             self._path_groups[key] = (group,)
         self._paths[key] = path
@@ -123,25 +123,25 @@ class Documents:
             else:
                 matches, _ = self.resolve(document.path_from, scope)
                 if len(matches) != 1:
-                    ref_text = self._shown_ref(document.path_from, scope)
-                    self._violation(f"{document.rule_prefix}.path-unresolved", "error",
-                                    f"no path for document {name!r}: {ref_text} "
-                                    f"{_matched(len(matches))}", None, ref_text,
-                                    scope=scope)
+                    ref_text = self.reporter.shown_ref(document.path_from, scope)
+                    self.reporter.violation(f"{document.rule_prefix}.path-unresolved", "error",
+                                            f"no path for document {name!r}: {ref_text} "
+                                            f"{_matched(len(matches))}", None, ref_text,
+                                            scope=scope)
                 elif not isinstance(matches[0].value, str):
-                    self._violation(f"{document.rule_prefix}.path-not-string", "error",
-                                    f"the path of document {name!r} is not a string",
-                                    self._file_of(document.path_from, scope),
-                                    matches[0].location, actual=matches[0].value,
-                                    scope=scope)
+                    self.reporter.violation(f"{document.rule_prefix}.path-not-string", "error",
+                                            f"the path of document {name!r} is not a string",
+                                            self._file_of(document.path_from, scope),
+                                            matches[0].location, actual=matches[0].value,
+                                            scope=scope)
                 else:
                     path = matches[0].value
         except Unavailable:
             path = None
         except Unresolvable as problem:
-            self._violation(f"{document.rule_prefix}.path-unresolved", "error",
-                            f"no path for document {name!r}: {problem}", None, None,
-                            scope=scope)
+            self.reporter.violation(f"{document.rule_prefix}.path-unresolved", "error",
+                                    f"no path for document {name!r}: {problem}", None, None,
+                                    scope=scope)
             path = None
         return path
 
@@ -151,7 +151,7 @@ class Documents:
         if loaded is None:
             loaded = self._documents[key] = self._load(name, scope, key)
         elif loaded.groups:
-            self._sink.touch(loaded.groups)
+            self.reporter.sink.touch(loaded.groups)
         if loaded.failed:
             raise Unavailable(name)
         if loaded.released:
@@ -166,11 +166,11 @@ class Documents:
 
     def _load(self, name: str, scope: dict, key: tuple) -> Loaded:
         """Load a document instance, its violations filed as one group (engine/sink.py)."""
-        group = self._sink.open_group()
+        group = self.reporter.sink.open_group()
         try:
             loaded = self._loaded(name, scope)
         finally:
-            group = self._sink.close_group(group)
+            group = self.reporter.sink.close_group(group)
         loaded.name = name
         loaded.groups = self._path_groups.get(key, ()) + ((group,) if group else ())
         return loaded
@@ -200,13 +200,13 @@ class Documents:
         except LoadError as error:
             location = ", ".join(part for part in (
                 f"line {error.line}" if error.line else None, error.location) if part) or None
-            self._violation(f"{document.rule_prefix}.{error.code}", "error",
-                            error.message, path, location,
-                            scope=scope, line=error.line or None)
+            self.reporter.violation(f"{document.rule_prefix}.{error.code}", "error",
+                                    error.message, path, location,
+                                    scope=scope, line=error.line or None)
         except OSError as error:
-            self._violation(f"{document.rule_prefix}.unreadable", "error",
-                            f"cannot read ({error.strerror or error})", path, None,
-                            scope=scope)
+            self.reporter.violation(f"{document.rule_prefix}.unreadable", "error",
+                                    f"cannot read ({error.strerror or error})", path, None,
+                                    scope=scope)
         return Loaded(None, path, failed=True)
 
     def _has_shape(self, document, loaded: Loaded, scope: dict) -> bool:
@@ -216,16 +216,17 @@ class Documents:
         try:
             problems = document.shape.problems(loaded.value)
         except Exception as bug:  # a checker bug must reject, never pass
-            self._violation(INTERNAL_ERROR, "error", f"internal error checking the shape of "
-                            f"{document.name!r}: {type(bug).__name__}: {bug}", loaded.path,
-                            None, scope=scope)
+            self.reporter.violation(INTERNAL_ERROR, "error",
+                                    f"internal error checking the shape of {document.name!r}: "
+                                    f"{type(bug).__name__}: {bug}", loaded.path, None,
+                                    scope=scope)
             return False
         for problem in problems:
-            if self._keeps(rule, "error"):
+            if self.reporter.keeps(rule, "error"):
                 location = _within(loaded.base, problem.location)
-                self._add(rule, "error", problem.message, loaded.path, location, scope=scope,
-                          expected=problem.expected, actual=problem.actual,
-                          line=self._line_of(loaded.path, location))
+                self.reporter.add(rule, "error", problem.message, loaded.path, location,
+                                  scope=scope, expected=problem.expected, actual=problem.actual,
+                                  line=self.reporter.line_of(loaded.path, location))
         return not problems
 
     def _parsed(self, document, path: str) -> tuple:
@@ -257,7 +258,7 @@ class Documents:
                 if loaded is not None and not loaded.failed and loaded.path:
                     digest = self.digest(loaded.path)
                     if digest:
-                        self.report.files[loaded.path] = digest
+                        self.reporter.outcome.files[loaded.path] = digest
 
     def _every_instance(self, document) -> list[dict]:
         return self.scopes(document.each, everywhere=True) if document.each else [{}]
@@ -277,7 +278,7 @@ class Documents:
         final load's position of that document and instance (engine/sink.py); instances
         are counted from ``first``."""
         for ordinal, scope in enumerate(instances, first):
-            self._sink.at(self._load_all_position + (number, ordinal))
+            self.reporter.sink.at(self._load_all_position + (number, ordinal))
             try:
                 self.document(name, scope)
             except Unavailable:
@@ -292,6 +293,20 @@ class Documents:
                 loaded = self._documents.get(keyer(scope))
                 if loaded is not None and loaded.loader is not None and not loaded.failed:
                     loaded.value, loaded.released = None, True
+
+    def loader_of(self, path: str) -> str | None:
+        """The loader of the first document loaded from the file ``path`` (None: none is)."""
+        loaded = self._by_path.get(path)
+        return None if loaded is None else loaded.loader
+
+    def lines_of(self, path: str) -> tuple[Any, Any]:
+        """(value, lines) of the first document loaded from ``path``, for a line lookup: a
+        document released once its element's rules were done is read again, unless its
+        format's lines were kept beside the value (jsonl, csv)."""
+        loaded = self._by_path[path]
+        if loaded.released and loaded.lines is None:
+            self._reload(loaded)
+        return loaded.value, loaded.lines
 
     def _reload(self, loaded: Loaded) -> None:
         """Read a released document again for a late reader. Its bytes must have the
@@ -314,9 +329,9 @@ class Documents:
                     oldest.value, oldest.released = None, True
         except (LoadError, OSError, ValueError) as problem:
             loaded.failed, loaded.released = True, False
-            self._violation(f"{document.rule_prefix}.changed", "error",
-                            f"the file changed while it was validated: read again, {problem}",
-                            loaded.path, None)
+            self.reporter.violation(f"{document.rule_prefix}.changed", "error",
+                                    f"the file changed while it was validated: read again, "
+                                    f"{problem}", loaded.path, None)
             raise Unavailable(loaded.name) from None
 
     def document_paths(self, names, *, complete: bool = False) -> set[str]:
@@ -401,7 +416,7 @@ class Documents:
                                  f"{name!r}: {problem}", None, None, scope)
             return None
         if len(matches) != 1:
-            shown = self._shown_ref(ref, scope)
+            shown = self.reporter.shown_ref(ref, scope)
             self._string_problem(f"{prefix}.from-unresolved", f"no string for document "
                                  f"{name!r}: {shown} {_matched(len(matches))}", file, shown,
                                  scope)
@@ -417,9 +432,9 @@ class Documents:
 
     def _string_problem(self, rule_id, message, file, location, scope, **values) -> None:
         """A violation in the container's file, with its line where its loader tells."""
-        if self._keeps(rule_id, "error"):
-            self._add(rule_id, "error", message, file, location, scope=scope,
-                      line=self._line_of(file, location), **values)
+        if self.reporter.keeps(rule_id, "error"):
+            self.reporter.add(rule_id, "error", message, file, location, scope=scope,
+                              line=self.reporter.line_of(file, location), **values)
 
     def _string_again(self, document, loaded: Loaded):
         """A released ``from`` document's value, parsed again from its string (its

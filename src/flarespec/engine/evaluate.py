@@ -20,7 +20,7 @@ from typing import Any
 
 from flarespec.engine.access import Accessor
 from flarespec.engine.arguments import Arguments, placeholder_ref
-from flarespec.engine.describe import Describing
+from flarespec.engine.describe import Reporter
 from flarespec.engine.documents import Documents, Loaded
 from flarespec.engine.hooks import HOOKS
 from flarespec.engine.kinds import Failure
@@ -36,13 +36,12 @@ from flarespec.engine.problems import (  # noqa: F401 (re-exported)
 from flarespec.engine.refs import Condition, Ref
 from flarespec.engine.outcome import Outcome
 from flarespec.engine.schedule import schedule
-from flarespec.engine.scopes import Binding, Scopes
-from flarespec.engine.sink import Sink
+from flarespec.engine.scopes import Binding, Scopes, scope_label
 from flarespec.loaders.files import FileStore
 from flarespec.loaders.limits import gc_paused
 
 
-class Evaluation(Documents, Scopes, Arguments, Describing):
+class Evaluation(Documents, Scopes, Arguments):
     def __init__(self, spec, entry_path: str | Path, *, pass_checks: bool = True,
                  shapes: bool = True, streaming: bool = True):
         """``pass_checks=False`` runs every check on the reporting path alone (the tests
@@ -58,8 +57,7 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         self._passes = Passes(self) if pass_checks else None
         self.entry_name = entry_path.name
         self.root = entry_path.parent
-        self.report = Outcome(spec.id)
-        self._sink = Sink(self.report)
+        self.reporter = Reporter(Outcome(spec.id), self)
         self._schedule = schedule(spec) if streaming else None
         self._subtree = self._schedule.subtree if self._schedule else frozenset()
         self._within: dict | None = None  # the streamed element bound now, if any
@@ -82,7 +80,6 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         self._static: dict[int, bool] = {}
         self._accessors: dict[int, Accessor] = {}
         self._by_path: dict[str, Loaded] = {}  # loaded documents, for line numbers
-        self._emitted = 0  # violations emitted so far, kept or only counted
         # requires: the binding keys where a required rule failed or could not run
         self._failed_at: dict[str, set[tuple]] = {
             rule_id: set() for rule in spec.rules for rule_id in rule.requires}
@@ -115,6 +112,11 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         # the elements of a pinned iteration, per (iteration, ancestor bindings): see pin
         self._siblings: dict[tuple, tuple[tuple, list[dict]]] = {}
 
+    @property
+    def outcome(self) -> Outcome:
+        """What this evaluation has found so far (all of it once ``run`` returned it)."""
+        return self.reporter.outcome
+
     @gc_paused
     def run(self) -> Outcome:
         """Apply every rule, then compute identities and (on a clean report) the metric.
@@ -127,7 +129,7 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         documents hold, and every collection those allocations trigger walks them all (a
         third of a run over a million-event stream). A run makes no cyclic garbage per
         element: what it discards is freed by reference counting."""
-        sink, rules = self._sink, self.spec.rules
+        sink, rules = self.reporter.sink, self.spec.rules
         sink.buffered = True
         if self._schedule is None:
             self._apply_rules(range(len(rules)))
@@ -135,9 +137,9 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         else:
             self._run_scheduled(self._schedule)
         sink.at(self._load_all_position + (len(self.spec.documents),))
-        self.report.identities = self._identities()
+        self.reporter.outcome.identities = self._identities()
         sink.flush(before=self._metric_position)
-        if self.report.ok and self.spec.metric is not None:
+        if self.reporter.outcome.ok and self.spec.metric is not None:
             sink.at(self._metric_position)
             self._compute_metric()
             sink.flush()
@@ -148,12 +150,12 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         self._accessors.clear()  # and the accessors
         self._siblings.clear()
         self._parsed_ahead.clear()
-        return self.report
+        return self.reporter.outcome
 
     def _apply_rules(self, numbers) -> None:
         """The rules ``numbers``, in order. The rules of one pass (engine/passes.py) are
         tested together when the first of them is due, binding by binding."""
-        rules, sink = self.spec.rules, self._sink
+        rules, sink = self.spec.rules, self.reporter.sink
         groups = self._passes.groups(numbers) if self._passes is not None else {}
         for number in numbers:
             sink.at((number,))
@@ -168,7 +170,7 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         takes the reporting path at once, in that rule's turn (engine/sink.py puts what it
         reports in rule order), before the pass goes on; so every rule reads and reports
         binding by binding in the order it always did."""
-        rules, sink = [self.spec.rules[number] for number in group.numbers], self._sink
+        rules, sink = [self.spec.rules[number] for number in group.numbers], self.reporter.sink
         positions = [(number,) for number in group.numbers]
         check = group.check
         if not group.element:
@@ -194,7 +196,7 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         element's documents then loaded if no rule read them, the metric's samples read,
         and the documents released), the rules after it, the final load."""
         self._apply_rules(schedule.before)
-        self._sink.at((schedule.streamed[0],))
+        self.reporter.sink.at((schedule.streamed[0],))
         offsets: dict[str, int] = {}
         if schedule.metric:
             self._samples = []
@@ -204,7 +206,7 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
                 self._apply_rules(schedule.streamed)
                 self.load_element_documents(schedule.documents, offsets)
                 if schedule.metric:
-                    self._sink.at(self._metric_position)
+                    self.reporter.sink.at(self._metric_position)
                     self._read_samples(self.scopes(self.spec.metric.for_each))
                 self.release_element_documents(schedule.documents)
             finally:
@@ -250,9 +252,9 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
             if rule.requires and self._required_failed(rule, scope):
                 passed = False  # skipped: its cause is already reported
             else:
-                before = self._emitted
+                before = self.reporter.emitted
                 passed = (_known_to_pass(plan, scope) or self._apply_once(rule, scope)) \
-                    and self._emitted == before
+                    and self.reporter.emitted == before
             if tracked and not passed:
                 self._failed_at[rule.id].add(self._key(scope))
 
@@ -272,14 +274,14 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
             return False
         check = group.check
         iteration = self.spec.iterations[rule.for_each]
-        position = self._sink._position
+        position = self.reporter.sink.position
         for parent in self.scopes(iteration.parent) if iteration.parent else [{}]:
             values = self._elements(iteration, parent, self.values)
             if values is None or rule.requires and self._required_failed(rule, parent):
                 continue  # no elements, or all skipped: their cause is already reported
             children = _Children(self, iteration, parent)
             for _, index in check(Element(parent, iteration.name), values):
-                self._sink.at(position)  # not known to pass: reported
+                self.reporter.sink.at(position)  # not known to pass: reported
                 self._apply_once(rule, children.scope(index))
         return True
 
@@ -303,28 +305,29 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         except Unavailable:
             return False
         except ArgumentUnresolved as problem:
-            if self._keeps(rule.id, rule.severity):
-                ref_text = self._shown_ref(problem.ref, scope)
-                self._add(rule.id, rule.severity, f"cannot evaluate: {ref_text} matched "
-                          f"{problem.found} places, expected exactly one", None, ref_text,
-                          scope=scope)
+            if self.reporter.keeps(rule.id, rule.severity):
+                ref_text = self.reporter.shown_ref(problem.ref, scope)
+                self.reporter.add(rule.id, rule.severity, f"cannot evaluate: {ref_text} matched "
+                                  f"{problem.found} places, expected exactly one", None, ref_text,
+                                  scope=scope)
         except (ValueError, TypeError) as problem:
-            self._violation(rule.id, rule.severity, f"cannot evaluate: {problem}", None, None,
-                            scope=scope)
+            self.reporter.violation(rule.id, rule.severity, f"cannot evaluate: {problem}",
+                                    None, None, scope=scope)
         except Exception as bug:  # an engine or hook bug must reject, never pass
-            self._violation(INTERNAL_ERROR, "error",
-                            f"internal error in rule {rule.id}: {type(bug).__name__}: {bug}",
-                            None, None, scope=scope)
+            self.reporter.violation(INTERNAL_ERROR, "error",
+                                    f"internal error in rule {rule.id}: "
+                                    f"{type(bug).__name__}: {bug}", None, None, scope=scope)
         return True
 
     def _apply_assertion(self, rule, scope: dict) -> None:
         matches, file = self.resolve(rule.given, scope)
         kind = rule.kind
         if not matches and not kind.accepts_empty:
-            if not rule.optional and self._keeps(rule.id, rule.severity):
-                ref_text = self._shown_ref(rule.given, scope)
+            if not rule.optional and self.reporter.keeps(rule.id, rule.severity):
+                ref_text = self.reporter.shown_ref(rule.given, scope)
                 failure = Failure(f"nothing found at {ref_text}", "present")
-                self._sink.add(self._described(rule, scope, failure, file, ref_text, None))
+                reporter = self.reporter
+                reporter.sink.add(reporter.described(rule, scope, failure, file, ref_text, None))
             return
         arg = self.materialize(rule.arg, scope)
         if not self.is_static(rule.arg):  # read here: checked as the spec's own was at load
@@ -333,19 +336,20 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
         if kind.collective:
             values = [match.value for match in matches]
             for failure in kind.function(context, values, arg, _Locations(matches)):
-                self._report_failure(rule, scope, failure, file, None)
+                self.reporter.report_failure(rule, scope, failure, file, None)
             return
         function = kind.function
         for match in matches:
             for failure in function(context, match.value, arg, match.location):
-                self._report_failure(rule, scope, failure, file, match)
+                self.reporter.report_failure(rule, scope, failure, file, match)
 
     def _apply_hook(self, rule, scope: dict) -> None:
         args = self.materialize(rule.arg, scope)
         for failure in HOOKS[rule.hook].function(RuleContext(self, scope), args):
-            if self._keeps(rule.id, rule.severity):
-                file, location = self._hook_place(rule, scope, failure)
-                self._sink.add(self._described(rule, scope, failure, file, location, None))
+            if self.reporter.keeps(rule.id, rule.severity):
+                file, location = self.reporter.hook_place(rule, scope, failure)
+                reporter = self.reporter
+                reporter.sink.add(reporter.described(rule, scope, failure, file, location, None))
 
     def _identities(self) -> dict:
         identities = {}
@@ -368,7 +372,7 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
                     continue
                 matches, _ = self.resolve(metric.given, scope)
                 label = metric.label.render(self.filler(scope)) if metric.label else \
-                    self._label(scope)
+                    scope_label(scope)
                 self._samples.append((label, [m.value for m in matches]))
         except Exception as problem:  # no metric unless it was computed cleanly
             self._samples_problem = problem
@@ -391,10 +395,10 @@ class Evaluation(Documents, Scopes, Arguments, Describing):
                     or not math.isfinite(value):
                 raise ValueError(f"the metric hook returned {value!r}, not a finite number")
         except Exception as problem:  # no metric unless it was computed cleanly
-            self._violation(METRIC_UNAVAILABLE, "error",
-                            f"metric {metric.key} not computed: {problem}", None, None)
+            self.reporter.violation(METRIC_UNAVAILABLE, "error",
+                                    f"metric {metric.key} not computed: {problem}", None, None)
             return
-        self.report.metric = {"key": metric.key, "unit": metric.unit, "value": value,
+        self.reporter.outcome.metric = {"key": metric.key, "unit": metric.unit, "value": value,
                               "contract": metric.contract, "samples": result.samples,
                               "details": result.details}
 

@@ -218,7 +218,7 @@ class _Builder:
         self._positioned = not condition  # a condition reads where its caller is
         self._names = namespace()
         self._names.update(_UNREAD=UNREAD, _ArgumentNotSingle=ArgumentNotSingle,
-                           _at=evaluation._sink.at, _document=evaluation.document)
+                           _at=evaluation.reporter.sink.at, _document=evaluation.document)
         self._constants: dict[int, str] = {}
         self._hoisted: list[str] = []  # pure reads, before the rules (per call or element)
         self._outer: list[str] = []  # element form: per parent, before the loop

@@ -81,10 +81,10 @@ class Scopes:
         cached = cache.get(name)
         if cached is not None:
             if groups.get(name):
-                self._sink.touch(groups[name])
+                self.reporter.sink.touch(groups[name])
             return cached
         iteration = self.spec.iterations[name]
-        recording = self._sink.recording()
+        recording = self.reporter.sink.recording()
         try:
             parents = self.scopes(iteration.parent, everywhere=everywhere) \
                 if iteration.parent else [{}]
@@ -92,7 +92,7 @@ class Scopes:
             for parent in parents:
                 cached.extend(self._children(iteration, parent))
         finally:
-            groups[name] = self._sink.recorded(recording)
+            groups[name] = self.reporter.sink.recorded(recording)
         cache[name] = cached
         return cached
 
@@ -142,16 +142,16 @@ class Scopes:
             reported = (iteration.name, self._key(parent))
             groups = self._unresolved.get(reported)
             if groups is not None:  # reported once: where it was first needed
-                self._sink.touch(groups)
+                self.reporter.sink.touch(groups)
                 return None
-            group = self._sink.open_group()
+            group = self.reporter.sink.open_group()
             try:
-                ref_text = self._shown_ref(iteration.over, parent)
-                self._violation(f"iteration.{iteration.name}.unresolved", "error",
-                                f"cannot iterate {iteration.name} over {ref_text}: {problem}",
-                                None, ref_text, scope=parent)
+                ref_text = self.reporter.shown_ref(iteration.over, parent)
+                self.reporter.violation(f"iteration.{iteration.name}.unresolved", "error",
+                                        f"cannot iterate {iteration.name} over {ref_text}: "
+                                        f"{problem}", None, ref_text, scope=parent)
             finally:
-                group = self._sink.close_group(group)
+                group = self.reporter.sink.close_group(group)
             self._unresolved[reported] = (group,) if group else ()
             return None
 
@@ -177,19 +177,19 @@ class Scopes:
         self._incomplete.add(iteration.name)
         groups = self._over_bound.get(iteration.name)
         if groups is not None:
-            self._sink.touch(groups)
+            self.reporter.sink.touch(groups)
             return
-        group = self._sink.open_group()
+        group = self.reporter.sink.open_group()
         try:
-            ref_text = self._shown_ref(iteration.over, parent)
-            self._violation(f"iteration.{iteration.name}.too-many-bindings", "error",
-                            f"iteration {iteration.name} over {ref_text} makes more than "
-                            f"{MAX_BINDINGS:,} bindings in one run (the engine's bound); "
-                            f"its rules are not run for the rest", None, ref_text,
-                            scope=parent, expected=f"at most {MAX_BINDINGS:,} bindings",
-                            actual=f"{made:,} so far")
+            ref_text = self.reporter.shown_ref(iteration.over, parent)
+            self.reporter.violation(f"iteration.{iteration.name}.too-many-bindings", "error",
+                                    f"iteration {iteration.name} over {ref_text} makes more than "
+                                    f"{MAX_BINDINGS:,} bindings in one run (the engine's bound); "
+                                    f"its rules are not run for the rest", None, ref_text,
+                                    scope=parent, expected=f"at most {MAX_BINDINGS:,} bindings",
+                                    actual=f"{made:,} so far")
         finally:
-            group = self._sink.close_group(group)
+            group = self.reporter.sink.close_group(group)
         self._over_bound[iteration.name] = (group,) if group else ()
 
     def _render_label(self, binding: Binding) -> str:
@@ -242,25 +242,26 @@ class Scopes:
         key = (iteration.name, *map(id, bindings))
         cached = self._siblings.get(key)
         if cached is None:
-            recording = self._sink.recording()
+            recording = self.reporter.sink.recording()
             try:
                 children = self._children(iteration, parent)
             finally:
-                groups = self._sink.recorded(recording)
+                groups = self.reporter.sink.recorded(recording)
             cached = self._siblings[key] = (bindings, children, groups)
             if self._within is not None and iteration.name in self._subtree:
                 self._within_siblings.append(key)
         elif cached[2]:
-            self._sink.touch(cached[2])
+            self.reporter.sink.touch(cached[2])
         return cached[1]
-
-    @staticmethod
-    def _label(scope: dict) -> str | None:
-        if not scope:
-            return None
-        return " / ".join(binding.label for binding in scope.values())
 
     @staticmethod
     def _key(scope: dict) -> tuple:
         """A binding's position: the indices of its iterations, outermost first."""
         return tuple(binding.index for binding in scope.values())
+
+
+def scope_label(scope: dict) -> str | None:
+    """A scope's label: its bindings' labels, outermost first (None for no binding)."""
+    if not scope:
+        return None
+    return " / ".join(binding.label for binding in scope.values())

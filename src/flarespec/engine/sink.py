@@ -23,7 +23,7 @@ violation under an *anchor* and puts them back in anchor order at the end:
 A cache that answers without asking again (an iteration's bindings, a path) replays the
 touches it recorded when it was filled (``recording``/``touch``).
 
-The cap on violations kept per rule (report.MAX_KEPT_PER_RULE) is applied twice: per rule
+The cap on violations kept per rule (outcome.MAX_KEPT_PER_RULE) is applied twice: per rule
 position (or group) while buffering, so a broken stream still builds only a hundred of
 them per rule, and by the report at the merge, in the final order. The first hundred of a
 rule in the merged order are among the first hundred of each position's, so the report
@@ -61,8 +61,8 @@ class Group(_Segment):
 
 
 class Sink:
-    def __init__(self, report: Outcome):
-        self.report = report
+    def __init__(self, outcome: Outcome):
+        self.outcome = outcome
         self.buffered = False
         self._position: tuple = (0,)
         self._steps: dict[tuple, int] = {}
@@ -74,6 +74,11 @@ class Sink:
         self._recorders: list[list[Group]] = []
 
     # ------------------------------------------------------------------ where work is
+    @property
+    def position(self) -> tuple:
+        """Where work belongs now (the last ``at``)."""
+        return self._position
+
     def at(self, position: tuple) -> None:
         """Work from here on belongs to ``position``."""
         if position != self._position:
@@ -103,12 +108,12 @@ class Sink:
     # ------------------------------------------------------------------ emitting
     def accepts(self, rule_id: str, severity: str) -> bool:
         if not self.buffered:
-            return self.report.accepts(rule_id, severity)
+            return self.outcome.accepts(rule_id, severity)
         return under_cap(self._target().kept, rule_id, severity)
 
     def add(self, violation: Violation) -> None:
         if not self.buffered:
-            self.report.add(violation)
+            self.outcome.add(violation)
             return
         target = self._target()
         if not counted_in(target.kept, violation):
@@ -118,7 +123,7 @@ class Sink:
 
     def suppress(self, rule_id: str, severity: str, count: int = 1) -> None:
         if not self.buffered:
-            self.report.suppress(rule_id, severity, count)
+            self.outcome.suppress(rule_id, severity, count)
             return
         target = self._target()
         marker = target.markers.get((rule_id, severity))
@@ -176,20 +181,20 @@ class Sink:
 
     # ------------------------------------------------------------------ the end
     def flush(self, before: tuple | None = None) -> None:
-        """Hand the report what was buffered, in anchor order: all of it, or only what is
+        """Hand the outcome what was buffered, in anchor order: all of it, or only what is
         anchored before ``before`` (the rest is kept for a later flush)."""
         due = [segment for segment in self._segments
                if before is None or segment.anchor < before]
         self._segments = [segment for segment in self._segments
                           if before is not None and segment.anchor >= before]
         due.sort(key=lambda segment: segment.anchor)
-        report = self.report
+        outcome = self.outcome
         for segment in due:
             for item in segment.items:
                 if type(item) is list:
-                    report.suppress(item[0], item[1], item[2])
+                    outcome.suppress(item[0], item[1], item[2])
                 else:
-                    report.add(item)
+                    outcome.add(item)
 
     def discard(self) -> None:
         """Forget what is still buffered (work whose violations do not count)."""
