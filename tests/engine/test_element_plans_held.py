@@ -8,6 +8,7 @@ import pytest
 from document_files import compile_text, write_files
 from test_pass_plans import reporting_calls, reports  # noqa: F401 (a fixture)
 
+from flarespec.engine.documents import DocumentStore
 from flarespec.engine.evaluate import Evaluation
 
 SPEC = """
@@ -76,13 +77,13 @@ def test_what_the_parent_fixes_is_read_once_per_parent(tmp_path, monkeypatch):
     entry = packet(tmp_path / "p", lambda docs: docs["index.json"].update(
         events=[{"key": "x", "size": 1}] * events))
     asked = []
-    original = Evaluation.document
+    original = DocumentStore.document
 
     def document(self, name, scope):
         asked.append(name)
         return original(self, name, scope)
 
-    monkeypatch.setattr(Evaluation, "document", document)
+    monkeypatch.setattr(DocumentStore, "document", document)
     assert Evaluation(spec, entry).run().ok
     # per item: once per rule (its root, or its values), once to be hashed; not per event
     assert asked.count("table") == 2 * 2 + 2

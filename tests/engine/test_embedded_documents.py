@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from flarespec.cli import main
+from flarespec.engine.documents import DocumentStore
 from flarespec.engine.evaluate import Evaluation
 from flarespec.compiler.compile import compile_spec
 from flarespec.compiler.errors import SpecInvalid
@@ -270,13 +271,13 @@ def test_a_released_document_is_parsed_again_from_its_string(tmp_path, monkeypat
           assert: {equals: {ref: "response:$.usage.tokens", at: {record: previous}}}
         """), "  ")
     released = []
-    release = Evaluation.release_element_documents
+    release = DocumentStore.release_element
 
     def counting(self, names):
         release(self, names)
         released.extend(key for key, loaded in self._documents.items()
                         if key[0] == "response" and loaded.released)
-    monkeypatch.setattr(Evaluation, "release_element_documents", counting)
+    monkeypatch.setattr(DocumentStore, "release_element", counting)
     report = run(tmp_path, spec_text=text)
     assert released, "the responses are released element by element"
     assert report.ok

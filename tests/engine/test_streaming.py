@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from test_evaluate import DOCS, TOY_HEADER, case_spec, write_docs
 from test_hooks_registry import toy_hooks  # noqa: F401 (a fixture)
 
+from flarespec.engine.documents import DocumentStore
 from flarespec.engine.evaluate import Evaluation
 from flarespec.engine.outcome import MAX_KEPT_PER_RULE
 from flarespec.engine.schedule import placements, schedule
@@ -100,13 +101,13 @@ iterations:
 def test_each_elements_documents_are_released_before_the_next_element(tmp_path, monkeypatch):
     spec = case_spec(tmp_path, RULES)
     held_at_release = []
-    release = Evaluation.release_element_documents
+    release = DocumentStore.release_element
 
     def counting(self, names):
         held_at_release.append(sorted(key for key, loaded in self._documents.items()
                                       if key[0] == "shelf_file" and not loaded.released))
         release(self, names)
-    monkeypatch.setattr(Evaluation, "release_element_documents", counting)
+    monkeypatch.setattr(DocumentStore, "release_element", counting)
     evaluation = Evaluation(spec, write_docs(tmp_path / "docs"))
     report = evaluation.run()
     # one shelf file held at a time; the previous-shelf rule read them again afterwards
@@ -168,7 +169,7 @@ def test_a_released_document_read_again_must_be_the_same_bytes(tmp_path, monkeyp
     meanwhile that is a violation, never a verdict on other bytes than the digest's."""
     spec = case_spec(tmp_path, RULES)
     entry = write_docs(tmp_path / "docs")
-    release = Evaluation.release_element_documents
+    release = DocumentStore.release_element
 
     def release_then_edit(self, names):
         release(self, names)
@@ -176,7 +177,7 @@ def test_a_released_document_read_again_must_be_the_same_bytes(tmp_path, monkeyp
         if shelf.exists():
             changed = dict(DOCS["shelves/s0.json"], total=4)
             shelf.write_text(json.dumps(changed))
-    monkeypatch.setattr(Evaluation, "release_element_documents", release_then_edit)
+    monkeypatch.setattr(DocumentStore, "release_element", release_then_edit)
     report = Evaluation(spec, entry).run()
     assert [v.rule for v in report.violations] == ["toy.shelf.changed"]
     assert report.violations[0].file == "shelves/s0.json"
@@ -220,7 +221,7 @@ def test_documents_read_again_are_released_again_beyond_a_few(tmp_path):
     entry = write_docs(tmp_path / "docs", many_shelves)
     evaluation = Evaluation(spec, entry)
     report = evaluation.run()
-    held = [key for key, loaded in evaluation._documents.items()
+    held = [key for key, loaded in evaluation.documents._documents.items()
             if key[0] == "shelf_file" and not loaded.released]
     assert 0 < len(held) <= 16
     one_by_one = Evaluation(spec, entry, streaming=False).run()

@@ -212,7 +212,7 @@ def test_rules_the_report_cut_short_are_listed_with_their_totals(packet_pair, tm
     class Capped(commands.Evaluation):
         def run(self):
             report = super().run()
-            if self.root == a.parent:
+            if self.documents.root == a.parent:
                 report.suppressed["corpus.file.missing"] = 41
             return report
     monkeypatch.setattr(commands, "Evaluation", Capped)

@@ -40,8 +40,8 @@ def _loaded(spec, entry: Path) -> dict:
     for name, document in spec.documents.items():
         if document.shape is None:
             continue
-        path = sorted(evaluation.document_paths([name]))[0]
-        found[name] = (path, evaluation._by_path[path].value)
+        path = sorted(evaluation.documents.document_paths([name]))[0]
+        found[name] = (path, evaluation.documents._by_path[path].value)
     return found
 
 

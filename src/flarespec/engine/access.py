@@ -95,7 +95,7 @@ class Accessor:
                     return select(root(scope), scope)
                 return select(binding.match.value, scope)
             return from_binding
-        document = self._evaluation.document
+        document = self._evaluation.documents.document
         if plain is not None:
             return lambda scope: plain(document(target, scope).value)  # root and select, inline
         return lambda scope: select(document(target, scope).value, scope)  # root, inline
@@ -127,7 +127,7 @@ class Accessor:
                 binding = scope.get(target)
                 return root(scope)[0] if binding is None else binding.match.value
             return bound_value, select
-        document = self._evaluation.document
+        document = self._evaluation.documents.document
         return (lambda scope: document(target, scope).value), select
 
     def element_values(self, own: str) -> Callable[[dict], list]:
@@ -272,7 +272,7 @@ class Accessor:
         if target == "constants":
             constants = evaluation.spec.constants
             return lambda scope: (constants, "$", None)
-        document = evaluation.document
+        document = evaluation.documents.document
         if target in evaluation.spec.iterations:
             def from_binding(scope: dict):
                 binding = scope.get(target)
@@ -298,10 +298,10 @@ class Accessor:
             binding = scope.get(target)
             if binding is not None:
                 return getattr(binding, name), base, binding.file
-            loaded = evaluation.document(target, scope)
+            loaded = evaluation.documents.document(target, scope)
             if name == "path":
                 return loaded.path, base, loaded.path
             if name == "sha256":
-                return evaluation.digest(loaded.path), base, loaded.path
-            return evaluation.store.size(loaded.path), base, loaded.path
+                return evaluation.documents.digest(loaded.path), base, loaded.path
+            return evaluation.documents.files.size(loaded.path), base, loaded.path
         return metadata

@@ -43,7 +43,7 @@ class Arguments:
         passing check and an argument need)."""
         return self.accessor(ref).values(scope)
 
-    def _file_of(self, ref: Ref, scope: dict) -> str | None:
+    def file_of(self, ref: Ref, scope: dict) -> str | None:
         try:
             return self.resolve(ref, scope)[1]
         except Unavailable:

@@ -118,11 +118,11 @@ class Reporter:
         tell. Only a courtesy to the reader: not finding it never changes a verdict."""
         if not file or not location:  # locate_line places what it can (a ref's `[*]` too)
             return None
-        loader = self._reader.loader_of(file)
+        loader = self._reader.documents.loader_of(file)
         if loader is None or not locates_lines(loader):
             return None
         try:
-            value, lines = self._reader.lines_of(file)
+            value, lines = self._reader.documents.lines_of(file)
             line = locate_line(loader, value, location, lines)
         except Exception:  # a line number must not turn a clear violation into a crash
             return None
@@ -158,7 +158,7 @@ class Reporter:
         scope = self._pinned(ref, scope)
         binding = scope.get(ref.target)
         location = binding.location if binding is not None \
-            else self._reader.root_location(ref.target, scope)
+            else self._reader.documents.root_location(ref.target, scope)
         fill = self._reader.filler(scope)
         for segment in ref.pointer.segments:
             if segment.filter_value is not None:

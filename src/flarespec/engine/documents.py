@@ -1,6 +1,6 @@
 """Documents: the files a spec names, found, read once, parsed, shape-checked and hashed.
 
-Part of ``Evaluation`` (engine/evaluate.py), which holds the state: the documents are
+One ``DocumentStore`` per ``Evaluation`` (engine/evaluate.py): the documents are
 loaded lazily, once per binding they depend on, from a confined file store. A document
 that cannot be loaded (or does not have its declared shape) is one violation; the checks
 that need it raise ``Unavailable`` and are skipped for that binding instead of cascading.
@@ -15,7 +15,10 @@ its container's digest.
 from __future__ import annotations
 
 import hashlib
+import weakref
+from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from flarespec.engine.problems import INTERNAL_ERROR, Unavailable, Unresolvable
@@ -61,14 +64,53 @@ def _matched(found: int) -> str:
         f"matched {found} places, expected exactly one"
 
 
-class Documents:
-    """The documents of one evaluation (a mixin of ``Evaluation``)."""
+class DocumentStore:
+    """The documents of one evaluation: found, read, parsed, shape-checked, hashed and
+    released, each instance once. It reports through the evaluation's reporter and reads
+    references (a ``path_from``, a ``from`` string) and iterations through the evaluation,
+    which holds it (a weak proxy back: no reference cycle)."""
+
+    def __init__(self, spec, entry_path: Path, reporter, evaluation, *, shapes: bool,
+                 final_position: tuple):
+        """``shapes=False``: documents are not checked against their shapes (see
+        Evaluation). ``final_position``: where the sink files the final load of every
+        instance (engine/sink.py), instance by instance after it."""
+        self.spec = spec
+        self.reporter = reporter
+        self._evaluation = weakref.proxy(evaluation)
+        self.entry_name = entry_path.name
+        self.root = entry_path.parent
+        self._check_shapes = shapes
+        self.final_position = final_position
+        self._files: FileStore | None = None
+        self._documents: dict[tuple, Loaded] = {}
+        self._paths: dict[tuple, str | None] = {}
+        self._path_groups: dict[tuple, tuple] = {}
+        self._by_path: dict[str, Loaded] = {}  # loaded documents, for line numbers
+        self._reloaded: deque = deque()  # released documents read again, oldest first
+        # the iterations each document instance depends on, outermost first (looked up per
+        # reference, so once here rather than per binding)
+        self.chains = {name: spec.iterations[document.each].chain if document.each else ()
+                       for name, document in spec.documents.items()}
+        self._instance_keys = {name: self._instance_keyer(name, chain)
+                               for name, chain in self.chains.items()}
+        # path -> the first document that reads it whole; of those paths, the ones read
+        # already; and what a document's loader gave (or raised) when its file was read
+        # early for a digest, kept for the document (see digest)
+        self._whole_paths: dict[str, Any] = {}
+        self._read: set[str] = set()
+        self._parsed_ahead: dict[str, tuple[Any, Any]] = {}
 
     @property
-    def store(self) -> FileStore:
-        if self._store is None:
-            self._store = FileStore(self.root)
-        return self._store
+    def files(self) -> FileStore:
+        """The confined file store under the root (engine/../loaders/files.py)."""
+        if self._files is None:
+            self._files = FileStore(self.root)
+        return self._files
+
+    def close(self) -> None:
+        """The run is over: drop what was parsed ahead for a document never loaded."""
+        self._parsed_ahead.clear()
 
     def _instance_key(self, name: str, scope: dict) -> tuple:
         return self._instance_keys[name](scope)
@@ -119,9 +161,9 @@ class Documents:
             if document.entry:
                 path = self.entry_name
             elif document.path is not None:
-                path = document.path.render(self.filler(scope))
+                path = document.path.render(self._evaluation.filler(scope))
             else:
-                matches, _ = self.resolve(document.path_from, scope)
+                matches, _ = self._evaluation.resolve(document.path_from, scope)
                 if len(matches) != 1:
                     ref_text = self.reporter.shown_ref(document.path_from, scope)
                     self.reporter.violation(f"{document.rule_prefix}.path-unresolved", "error",
@@ -131,7 +173,7 @@ class Documents:
                 elif not isinstance(matches[0].value, str):
                     self.reporter.violation(f"{document.rule_prefix}.path-not-string", "error",
                                             f"the path of document {name!r} is not a string",
-                                            self._file_of(document.path_from, scope),
+                                            self._evaluation.file_of(document.path_from, scope),
                                             matches[0].location, actual=matches[0].value,
                                             scope=scope)
                 else:
@@ -160,9 +202,7 @@ class Documents:
 
     def _own_scope(self, name: str, scope: dict) -> dict:
         """The bindings a document instance depends on (not those of the rule that asked)."""
-        each = self.spec.documents[name].each
-        chain = self.spec.iterations[each].chain if each else ()
-        return {key: scope[key] for key in chain}
+        return {key: scope[key] for key in self.chains[name]}
 
     def _load(self, name: str, scope: dict, key: tuple) -> Loaded:
         """Load a document instance, its violations filed as one group (engine/sink.py)."""
@@ -185,11 +225,11 @@ class Documents:
             return Loaded(None, None, failed=True)
         try:
             if document.loader == "directory":
-                self.store.resolve(path, kind="dir")
+                self.files.resolve(path, kind="dir")
                 return Loaded({}, path)
             if document.loader == "bytes":
                 head = document.options.get(HEAD_BYTES.name, HEAD_BYTES.default)
-                return Loaded(load_bytes_head(self.store, path, head), path)
+                return Loaded(load_bytes_head(self.files, path, head), path)
             value, lines = self._parsed(document, path)
             loaded = Loaded(value, path, loader=document.loader, lines=lines)
             self._by_path.setdefault(path, loaded)
@@ -240,11 +280,11 @@ class Documents:
                 raise ahead[1]
             return ahead[1]
         self._read.add(path)
-        return _parse(document, self.store.read_bytes(path, document_limit(document.options)))
+        return _parse(document, self.files.read_bytes(path, document_limit(document.options)))
 
-    def _load_all_documents(self, done=frozenset()) -> None:
+    def load_all(self, done=frozenset()) -> None:
         """Touch every document instance so that none escapes unchecked (those of the
-        documents ``done`` were, element by element: ``load_element_documents``), then
+        documents ``done`` were, element by element: ``load_element``), then
         record every loaded file's digest, in document and instance order."""
         for number, (name, document) in enumerate(self.spec.documents.items()):
             if name not in done:
@@ -261,15 +301,15 @@ class Documents:
                         self.reporter.outcome.files[loaded.path] = digest
 
     def _every_instance(self, document) -> list[dict]:
-        return self.scopes(document.each, everywhere=True) if document.each else [{}]
+        return self._evaluation.scopes(document.each, everywhere=True) if document.each else [{}]
 
-    def load_element_documents(self, names, offsets: dict[str, int]) -> None:
+    def load_element(self, names, offsets: dict[str, int]) -> None:
         """Touch every instance of the named documents under the streamed element now
         bound, filed where the final load would file it (``offsets``: the instances of
         each document under earlier elements)."""
         for number, (name, document) in enumerate(self.spec.documents.items()):
             if name in names:
-                instances = self.scopes(document.each)
+                instances = self._evaluation.scopes(document.each)
                 self._touch_instances(number, name, instances, offsets.get(name, 0))
                 offsets[name] = offsets.get(name, 0) + len(instances)
 
@@ -278,18 +318,18 @@ class Documents:
         final load's position of that document and instance (engine/sink.py); instances
         are counted from ``first``."""
         for ordinal, scope in enumerate(instances, first):
-            self.reporter.sink.at(self._load_all_position + (number, ordinal))
+            self.reporter.sink.at(self.final_position + (number, ordinal))
             try:
                 self.document(name, scope)
             except Unavailable:
                 continue
 
-    def release_element_documents(self, names) -> None:
+    def release_element(self, names) -> None:
         """Let go of the parsed values of the named documents under the streamed element
         now bound: its rules are done (engine/schedule.py)."""
         for name in names:
             keyer = self._instance_keys[name]
-            for scope in self.scopes(self.spec.documents[name].each):
+            for scope in self._evaluation.scopes(self.spec.documents[name].each):
                 loaded = self._documents.get(keyer(scope))
                 if loaded is not None and loaded.loader is not None and not loaded.failed:
                     loaded.value, loaded.released = None, True
@@ -317,8 +357,8 @@ class Documents:
             if document.from_ref is not None:
                 loaded.value = self._string_again(document, loaded)
             else:
-                data = self.store.read_bytes(loaded.path, document_limit(document.options))
-                if hashlib.sha256(data).hexdigest() != self.store.sha256(loaded.path):
+                data = self.files.read_bytes(loaded.path, document_limit(document.options))
+                if hashlib.sha256(data).hexdigest() != self.files.sha256(loaded.path):
                     raise ValueError("its bytes differ from the ones validated first")
                 loaded.value, loaded.lines = _parse(document, data)
             loaded.released = False
@@ -351,7 +391,7 @@ class Documents:
                 if path is not None:
                     paths.add(path)
             if complete and each and \
-                    self._incomplete.intersection(self.spec.iterations[each].chain):
+                    self._evaluation.incomplete.intersection(self.spec.iterations[each].chain):
                 raise Unavailable(name)
         return paths
 
@@ -368,13 +408,13 @@ class Documents:
         if document is not None and path not in self._read:
             self._read.add(path)
             try:
-                outcome = _parse(document, self.store.read_bytes(
+                outcome = _parse(document, self.files.read_bytes(
                     path, document_limit(document.options)))
             except Exception as problem:  # raised again where the document is loaded
                 outcome = problem
             self._parsed_ahead[path] = (document, outcome)
         try:
-            return self.store.sha256(path)
+            return self.files.sha256(path)
         except (LoadError, OSError):
             return None
 
@@ -408,7 +448,7 @@ class Documents:
         None after a violation, or when what it reads is unavailable (reported there)."""
         ref, prefix, name = document.from_ref, document.rule_prefix, document.name
         try:
-            matches, file = self.resolve(ref, scope)
+            matches, file = self._evaluation.resolve(ref, scope)
         except Unavailable:
             return None
         except Unresolvable as problem:
@@ -440,7 +480,7 @@ class Documents:
         """A released ``from`` document's value, parsed again from its string (its
         container read again, and checked against its digest, if released too)."""
         try:
-            matches, _ = self.resolve(document.from_ref, loaded.scope)
+            matches, _ = self._evaluation.resolve(document.from_ref, loaded.scope)
         except Unavailable:  # its container changed: reported there
             loaded.failed, loaded.released = True, False
             raise

@@ -14,14 +14,12 @@ for a violation the report keeps: passing paths and counted-only violations pay 
 from __future__ import annotations
 
 import math
-from collections import deque
 from pathlib import Path
-from typing import Any
 
 from flarespec.engine.access import Accessor
 from flarespec.engine.arguments import Arguments, placeholder_ref
 from flarespec.engine.describe import Reporter
-from flarespec.engine.documents import Documents, Loaded
+from flarespec.engine.documents import DocumentStore
 from flarespec.engine.hooks import HOOKS
 from flarespec.engine.kinds import Failure
 from flarespec.engine.paths import Match
@@ -37,11 +35,10 @@ from flarespec.engine.refs import Condition, Ref
 from flarespec.engine.outcome import Outcome
 from flarespec.engine.schedule import schedule
 from flarespec.engine.scopes import Binding, Scopes, scope_label
-from flarespec.loaders.files import FileStore
 from flarespec.loaders.limits import gc_paused
 
 
-class Evaluation(Documents, Scopes, Arguments):
+class Evaluation(Scopes, Arguments):
     def __init__(self, spec, entry_path: str | Path, *, pass_checks: bool = True,
                  shapes: bool = True, streaming: bool = True):
         """``pass_checks=False`` runs every check on the reporting path alone (the tests
@@ -53,11 +50,13 @@ class Evaluation(Documents, Scopes, Arguments):
         compare both ways: the reports are the same)."""
         entry_path = Path(entry_path)
         self.spec = spec
-        self._check_shapes = shapes
-        self._passes = Passes(self) if pass_checks else None
-        self.entry_name = entry_path.name
-        self.root = entry_path.parent
         self.reporter = Reporter(Outcome(spec.id), self)
+        # where the sink files what follows the rules (engine/sink.py): the final load of
+        # each document instance, then the identities, then the metric
+        self.documents = DocumentStore(spec, entry_path, self.reporter, self, shapes=shapes,
+                                       final_position=(len(spec.rules),))
+        self._metric_position = (len(spec.rules) + 1,)
+        self._passes = Passes(self) if pass_checks else None
         self._schedule = schedule(spec) if streaming else None
         self._subtree = self._schedule.subtree if self._schedule else frozenset()
         self._within: dict | None = None  # the streamed element bound now, if any
@@ -65,50 +64,28 @@ class Evaluation(Documents, Scopes, Arguments):
         self._within_groups: dict[str, tuple] = {}
         self._within_siblings: list[tuple] = []  # _siblings keys made under that element
         self._scope_groups: dict[str, tuple] = {}
-        self._path_groups: dict[tuple, tuple] = {}
-        self._reloaded: deque = deque()  # released documents read again, oldest first
-        # where the sink files what follows the rules (engine/sink.py): the final load of
-        # each document instance, then the identities, then the metric
-        self._load_all_position = (len(spec.rules),)
-        self._metric_position = (len(spec.rules) + 1,)
         self._samples: list | None = None  # the metric's, when read element by element
         self._samples_problem: Exception | None = None
-        self._store: FileStore | None = None
-        self._documents: dict[tuple, Loaded] = {}
-        self._paths: dict[tuple, str | None] = {}
         self._scopes: dict[str, list[dict]] = {}
         self._static: dict[int, bool] = {}
         self._accessors: dict[int, Accessor] = {}
-        self._by_path: dict[str, Loaded] = {}  # loaded documents, for line numbers
         # requires: the binding keys where a required rule failed or could not run
         self._failed_at: dict[str, set[tuple]] = {
             rule_id: set() for rule in spec.rules for rule_id in rule.requires}
         self._depth = {rule.id: len(spec.iterations[rule.for_each].chain)
                        if rule.for_each else 0 for rule in spec.rules}
-        # the iterations each document instance depends on, outermost first (looked up per
-        # reference, so once here rather than per binding)
-        self.document_chains = {name: spec.iterations[document.each].chain if document.each
-                                 else () for name, document in spec.documents.items()}
-        self._instance_keys = {name: self._instance_keyer(name, chain)
-                               for name, chain in self.document_chains.items()}
         self._leaves = set(spec.iterations) - {it.parent for it in spec.iterations.values()} \
             - {document.each for document in spec.documents.values()}
         # (iteration, parent key) already reported -> the violation's group (engine/sink.py)
         self._unresolved: dict[tuple, tuple] = {}
         # iterations whose elements could not be found under some parent (document failed)
-        self._incomplete: set[str] = set()
+        self.incomplete: set[str] = set()
         # the bindings each iteration made (bounded: engine/scopes.py MAX_BINDINGS), the
         # bit marking a parent binding whose elements of it were counted, and each
         # iteration past the bound -> its violation's group
         self._bindings_made: dict[str, int] = {}
         self._iteration_bits = {name: 1 << bit for bit, name in enumerate(spec.iterations)}
         self._over_bound: dict[str, tuple] = {}
-        # path -> the first document that reads it whole; of those paths, the ones read
-        # already; and what a document's loader gave (or raised) when its file was read
-        # early for a digest, kept for the document (see digest)
-        self._whole_paths: dict[str, Any] = {}
-        self._read: set[str] = set()
-        self._parsed_ahead: dict[str, tuple[Any, Any]] = {}
         # the elements of a pinned iteration, per (iteration, ancestor bindings): see pin
         self._siblings: dict[tuple, tuple[tuple, list[dict]]] = {}
 
@@ -133,10 +110,10 @@ class Evaluation(Documents, Scopes, Arguments):
         sink.buffered = True
         if self._schedule is None:
             self._apply_rules(range(len(rules)))
-            self._load_all_documents()
+            self.documents.load_all()
         else:
             self._run_scheduled(self._schedule)
-        sink.at(self._load_all_position + (len(self.spec.documents),))
+        sink.at(self.documents.final_position + (len(self.spec.documents),))
         self.reporter.outcome.identities = self._identities()
         sink.flush(before=self._metric_position)
         if self.reporter.outcome.ok and self.spec.metric is not None:
@@ -149,7 +126,7 @@ class Evaluation(Documents, Scopes, Arguments):
         self._passes = None  # so do the pass functions
         self._accessors.clear()  # and the accessors
         self._siblings.clear()
-        self._parsed_ahead.clear()
+        self.documents.close()
         return self.reporter.outcome
 
     def _apply_rules(self, numbers) -> None:
@@ -204,11 +181,11 @@ class Evaluation(Documents, Scopes, Arguments):
             self._within = element
             try:
                 self._apply_rules(schedule.streamed)
-                self.load_element_documents(schedule.documents, offsets)
+                self.documents.load_element(schedule.documents, offsets)
                 if schedule.metric:
                     self.reporter.sink.at(self._metric_position)
                     self._read_samples(self.scopes(self.spec.metric.for_each))
-                self.release_element_documents(schedule.documents)
+                self.documents.release_element(schedule.documents)
             finally:
                 self._within = None
                 self._within_scopes.clear()
@@ -217,7 +194,7 @@ class Evaluation(Documents, Scopes, Arguments):
                     self._siblings.pop(key, None)
                 self._within_siblings.clear()
         self._apply_rules(schedule.after)
-        self._load_all_documents(done=schedule.documents)
+        self.documents.load_all(done=schedule.documents)
 
     def holds(self, condition: Condition, scope: dict) -> bool:
         """True when the condition's selection is not empty (unless its kind accepts an
@@ -467,10 +444,10 @@ class RuleContext:
         return self._evaluation.scopes(iteration, everywhere=True)
 
     def document_paths(self, names, *, complete: bool = False) -> set[str]:
-        return self._evaluation.document_paths(names, complete=complete)
+        return self._evaluation.documents.document_paths(names, complete=complete)
 
     def digest(self, path: str) -> str | None:
-        return self._evaluation.digest(path)
+        return self._evaluation.documents.digest(path)
 
 
 def evaluate(spec, entry_path: str | Path) -> Outcome:

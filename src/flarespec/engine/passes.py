@@ -148,7 +148,7 @@ class Passes:
                 or rule.for_each not in evaluation._leaves:
             return False
         bound = set(evaluation.spec.iterations[rule.for_each].chain)
-        chains = evaluation.document_chains
+        chains = evaluation.documents.chains
         for item in _arguments(rule.arg):
             if isinstance(item, (Condition, ArgTemplate)):
                 return False
@@ -218,7 +218,7 @@ class _Builder:
         self._positioned = not condition  # a condition reads where its caller is
         self._names = namespace()
         self._names.update(_UNREAD=UNREAD, _ArgumentNotSingle=ArgumentNotSingle,
-                           _at=evaluation.reporter.sink.at, _document=evaluation.document)
+                           _at=evaluation.reporter.sink.at, _document=evaluation.documents.document)
         self._constants: dict[int, str] = {}
         self._hoisted: list[str] = []  # pure reads, before the rules (per call or element)
         self._outer: list[str] = []  # element form: per parent, before the loop

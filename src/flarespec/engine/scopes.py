@@ -135,10 +135,10 @@ class Scopes:
                 return None
             return found
         except Unavailable:
-            self._incomplete.add(iteration.name)
+            self.incomplete.add(iteration.name)
             return None
         except Unresolvable as problem:
-            self._incomplete.add(iteration.name)
+            self.incomplete.add(iteration.name)
             reported = (iteration.name, self._key(parent))
             groups = self._unresolved.get(reported)
             if groups is not None:  # reported once: where it was first needed
@@ -174,7 +174,7 @@ class Scopes:
     def _too_many_bindings(self, iteration, parent: dict, made: int) -> None:
         """``iteration.<name>.too-many-bindings``, once per run (where it was first needed);
         the iteration then runs its rules for no further parent."""
-        self._incomplete.add(iteration.name)
+        self.incomplete.add(iteration.name)
         groups = self._over_bound.get(iteration.name)
         if groups is not None:
             self.reporter.sink.touch(groups)
