@@ -12,7 +12,7 @@ template). Its ``Accessor`` decides once, for one evaluation, how to reach the t
 
 Both start from the same root and walk the one selector (``CompiledJsonPath.values/find``
 or ``PointerTemplate.values/find``, which share their walker). A rule's plan, a condition,
-an argument, an iteration and a hook all ask the same accessor (``Evaluation.accessor``),
+an argument, an iteration and a hook all ask the same accessor (``References.accessor``),
 so a reference cannot mean two things depending on who reads it.
 
 A *scope* is a mapping of iteration name -> binding (``scopes.Binding`` or the element
@@ -225,10 +225,10 @@ class Accessor:
     def _index_filler(self) -> Callable[[dict], Callable[[str], Any]]:
         """``scope -> the filler`` of a pointer whose placeholders read bound elements: an
         index straight from the binding, a member as the general filler reads it
-        (``_binding_value``), each when the walk asks for it."""
+        (``References.binding_value``), each when the walk asks for it."""
         if all(placeholder.meta == "index" for placeholder in self._pointer.placeholders):
             return lambda scope: lambda placeholder: scope[placeholder.name].index
-        binding_value = self._evaluation._binding_value
+        binding_value = self._evaluation.references.binding_value
         return lambda scope: lambda placeholder: binding_value(placeholder, scope)
 
     def _general(self) -> Callable[[dict], list]:
@@ -247,8 +247,8 @@ class Accessor:
             if jsonpath is not None:
                 return jsonpath.values(value)
             if template is not None:
-                return template.compiled(evaluation.filler(scope)).values(value)
-            return walk(value, evaluation.filler(scope))
+                return template.compiled(evaluation.references.filler(scope)).values(value)
+            return walk(value, evaluation.references.filler(scope))
         return general_values
 
     def matches(self, scope: dict) -> tuple[list[Match], str | None]:
@@ -262,9 +262,9 @@ class Accessor:
         if self._jsonpath is not None:
             return self._jsonpath.find(value, base), file
         if self._template is not None:
-            path = self._template.compiled(self._evaluation.filler(scope))
+            path = self._template.compiled(self._evaluation.references.filler(scope))
             return path.find(value, base), file
-        return self._pointer.find(value, self._evaluation.filler(scope), base), file
+        return self._pointer.find(value, self._evaluation.references.filler(scope), base), file
 
     # ------------------------------------------------------------------ roots
     def _value_root(self) -> Root:

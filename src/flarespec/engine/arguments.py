@@ -1,6 +1,6 @@
 """Arguments: references read through their accessors, placeholders filled, arguments materialized.
 
-Part of ``Evaluation`` (engine/evaluate.py). Every reference is read through its one
+One ``References`` per ``Evaluation`` (engine/evaluate.py). Every reference is read through its one
 ``Accessor`` (engine/access.py); a placeholder (``{item.id}``, ``{doc:$.x}``) is filled from
 the scope; an argument's ``{ref}``, ``{template}`` and conditions are materialized per
 binding, a static argument once.
@@ -8,6 +8,7 @@ binding, a static argument once.
 
 from __future__ import annotations
 
+import weakref
 from functools import lru_cache
 
 from flarespec.engine.access import Accessor
@@ -24,15 +25,27 @@ def placeholder_ref(text: str) -> Ref:
     return compile_ref(text)
 
 
-class Arguments:
-    """The references and arguments of one evaluation (a mixin of ``Evaluation``)."""
+class References:
+    """The references and arguments of one evaluation: each reference's one accessor
+    (engine/access.py), the values and matches it selects per binding, placeholders filled,
+    arguments read. It reads conditions and bindings through the evaluation, which holds it
+    (a weak proxy back: no reference cycle)."""
+
+    def __init__(self, evaluation):
+        self._evaluation = weakref.proxy(evaluation)
+        self._accessors: dict[int, Accessor] = {}
+        self._static: dict[int, bool] = {}
+
+    def close(self) -> None:
+        """The run is over: the accessors refer back to the evaluation, free them now."""
+        self._accessors.clear()
 
     def accessor(self, ref: Ref) -> Accessor:
         """The reference's one accessor for this evaluation (engine/access.py), compiled
         when first asked for. Keyed by identity: references live as long as the spec."""
         accessor = self._accessors.get(id(ref))
         if accessor is None:
-            accessor = self._accessors[id(ref)] = Accessor(self, ref)
+            accessor = self._accessors[id(ref)] = Accessor(self._evaluation, ref)
         return accessor
 
     def resolve(self, ref: Ref, scope: dict) -> tuple[list[Match], str | None]:
@@ -58,11 +71,11 @@ class Arguments:
                     raise Unresolvable(f"{{{placeholder}}} matched {len(matches)} places, "
                                        f"expected exactly one")
                 return matches[0].value
-            return self._binding_value(placeholder, scope)
+            return self.binding_value(placeholder, scope)
         return fill
 
     @staticmethod
-    def _binding_value(placeholder, scope: dict):
+    def binding_value(placeholder, scope: dict):
         """A binding placeholder's value: what ``Placeholder.read`` reads of the bound
         element (its index, label or member: the label rendered only when read; KeyError
         when ``name`` is not bound here)."""
@@ -87,7 +100,7 @@ class Arguments:
                 return arg.default
             raise ArgumentUnresolved(arg.ref, len(found))
         if isinstance(arg, Condition):
-            return self.holds(arg, scope)
+            return self._evaluation.holds(arg, scope)
         if isinstance(arg, ArgTemplate):
             return arg.template.render(self.filler(scope))
         if isinstance(arg, dict):

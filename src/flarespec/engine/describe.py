@@ -135,7 +135,7 @@ class Reporter:
             return None
         ref = arg.ref
         try:
-            matches, file = self._reader.resolve(ref, scope)
+            matches, file = self._reader.references.resolve(ref, scope)
             if file is None:
                 return None
             if not matches and arg.has_default and ref.pointer is not None:
@@ -159,7 +159,7 @@ class Reporter:
         binding = scope.get(ref.target)
         location = binding.location if binding is not None \
             else self._reader.documents.root_location(ref.target, scope)
-        fill = self._reader.filler(scope)
+        fill = self._reader.references.filler(scope)
         for segment in ref.pointer.segments:
             if segment.filter_value is not None:
                 return None
@@ -193,7 +193,7 @@ class Reporter:
             scope = self._pinned(ref, scope)
         except (Unresolvable, Unavailable):
             pass
-        return shown_ref(ref, self._reader.filler(scope))
+        return shown_ref(ref, self._reader.references.filler(scope))
 
     def _message(self, rule, scope, failure: Failure, file, location, line, origin) -> str:
         if rule.message is None:
@@ -213,7 +213,7 @@ class Reporter:
                     return shown(value)
                 return "?" if value is None else str(value)  # file, location, line, detail
             try:
-                value = self._reader.filler(scope)(placeholder)
+                value = self._reader.references.filler(scope)(placeholder)
             except (KeyError, Unavailable, Unresolvable):
                 return "{" + placeholder + "}"
             return value if isinstance(value, str) else shown(value)

@@ -161,9 +161,9 @@ class DocumentStore:
             if document.entry:
                 path = self.entry_name
             elif document.path is not None:
-                path = document.path.render(self._evaluation.filler(scope))
+                path = document.path.render(self._evaluation.references.filler(scope))
             else:
-                matches, _ = self._evaluation.resolve(document.path_from, scope)
+                matches, _ = self._evaluation.references.resolve(document.path_from, scope)
                 if len(matches) != 1:
                     ref_text = self.reporter.shown_ref(document.path_from, scope)
                     self.reporter.violation(f"{document.rule_prefix}.path-unresolved", "error",
@@ -171,10 +171,10 @@ class DocumentStore:
                                             f"{_matched(len(matches))}", None, ref_text,
                                             scope=scope)
                 elif not isinstance(matches[0].value, str):
+                    file = self._evaluation.references.file_of(document.path_from, scope)
                     self.reporter.violation(f"{document.rule_prefix}.path-not-string", "error",
                                             f"the path of document {name!r} is not a string",
-                                            self._evaluation.file_of(document.path_from, scope),
-                                            matches[0].location, actual=matches[0].value,
+                                            file, matches[0].location, actual=matches[0].value,
                                             scope=scope)
                 else:
                     path = matches[0].value
@@ -448,7 +448,7 @@ class DocumentStore:
         None after a violation, or when what it reads is unavailable (reported there)."""
         ref, prefix, name = document.from_ref, document.rule_prefix, document.name
         try:
-            matches, file = self._evaluation.resolve(ref, scope)
+            matches, file = self._evaluation.references.resolve(ref, scope)
         except Unavailable:
             return None
         except Unresolvable as problem:
@@ -480,7 +480,7 @@ class DocumentStore:
         """A released ``from`` document's value, parsed again from its string (its
         container read again, and checked against its digest, if released too)."""
         try:
-            matches, _ = self._evaluation.resolve(document.from_ref, loaded.scope)
+            matches, _ = self._evaluation.references.resolve(document.from_ref, loaded.scope)
         except Unavailable:  # its container changed: reported there
             loaded.failed, loaded.released = True, False
             raise

@@ -16,8 +16,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from flarespec.engine.access import Accessor
-from flarespec.engine.arguments import Arguments, placeholder_ref
+from flarespec.engine.arguments import References, placeholder_ref
 from flarespec.engine.describe import Reporter
 from flarespec.engine.documents import DocumentStore
 from flarespec.engine.hooks import HOOKS
@@ -38,7 +37,7 @@ from flarespec.engine.scopes import Binding, Scopes, scope_label
 from flarespec.loaders.limits import gc_paused
 
 
-class Evaluation(Scopes, Arguments):
+class Evaluation(Scopes):
     def __init__(self, spec, entry_path: str | Path, *, pass_checks: bool = True,
                  shapes: bool = True, streaming: bool = True):
         """``pass_checks=False`` runs every check on the reporting path alone (the tests
@@ -51,6 +50,7 @@ class Evaluation(Scopes, Arguments):
         entry_path = Path(entry_path)
         self.spec = spec
         self.reporter = Reporter(Outcome(spec.id), self)
+        self.references = References(self)
         # where the sink files what follows the rules (engine/sink.py): the final load of
         # each document instance, then the identities, then the metric
         self.documents = DocumentStore(spec, entry_path, self.reporter, self, shapes=shapes,
@@ -67,8 +67,6 @@ class Evaluation(Scopes, Arguments):
         self._samples: list | None = None  # the metric's, when read element by element
         self._samples_problem: Exception | None = None
         self._scopes: dict[str, list[dict]] = {}
-        self._static: dict[int, bool] = {}
-        self._accessors: dict[int, Accessor] = {}
         # requires: the binding keys where a required rule failed or could not run
         self._failed_at: dict[str, set[tuple]] = {
             rule_id: set() for rule in spec.rules for rule_id in rule.requires}
@@ -124,7 +122,7 @@ class Evaluation(Scopes, Arguments):
         sink.buffered = False
         self._scopes.clear()  # bindings refer back to this evaluation: free them now
         self._passes = None  # so do the pass functions
-        self._accessors.clear()  # and the accessors
+        self.references.close()  # and the accessors
         self._siblings.clear()
         self.documents.close()
         return self.reporter.outcome
@@ -160,7 +158,7 @@ class Evaluation(Scopes, Arguments):
         iteration = self.spec.iterations[group.iteration]
         for parent in self.scopes(iteration.parent) if iteration.parent else [{}]:
             sink.at(positions[0])
-            values = self._elements(iteration, parent, self.values)
+            values = self._elements(iteration, parent, self.references.values)
             if values is None:
                 continue  # no elements: their cause is already reported
             children = _Children(self, iteration, parent)
@@ -207,10 +205,10 @@ class Evaluation(Scopes, Arguments):
                 return bool(decide(scope))
             except Exception:  # not known (or a problem): the general path decides
                 pass
-        matches, _ = self.resolve(condition.given, scope)
+        matches, _ = self.references.resolve(condition.given, scope)
         if not matches and not condition.kind.accepts_empty:
             return False
-        arg = self.materialize(condition.arg, scope)
+        arg = self.references.materialize(condition.arg, scope)
         return condition.kind.holds_for(RuleContext(self, scope), [m.value for m in matches],
                                         arg)
 
@@ -253,7 +251,7 @@ class Evaluation(Scopes, Arguments):
         iteration = self.spec.iterations[rule.for_each]
         position = self.reporter.sink.position
         for parent in self.scopes(iteration.parent) if iteration.parent else [{}]:
-            values = self._elements(iteration, parent, self.values)
+            values = self._elements(iteration, parent, self.references.values)
             if values is None or rule.requires and self._required_failed(rule, parent):
                 continue  # no elements, or all skipped: their cause is already reported
             children = _Children(self, iteration, parent)
@@ -297,7 +295,7 @@ class Evaluation(Scopes, Arguments):
         return True
 
     def _apply_assertion(self, rule, scope: dict) -> None:
-        matches, file = self.resolve(rule.given, scope)
+        matches, file = self.references.resolve(rule.given, scope)
         kind = rule.kind
         if not matches and not kind.accepts_empty:
             if not rule.optional and self.reporter.keeps(rule.id, rule.severity):
@@ -306,8 +304,9 @@ class Evaluation(Scopes, Arguments):
                 reporter = self.reporter
                 reporter.sink.add(reporter.described(rule, scope, failure, file, ref_text, None))
             return
-        arg = self.materialize(rule.arg, scope)
-        if not self.is_static(rule.arg):  # read here: checked as the spec's own was at load
+        arg = self.references.materialize(rule.arg, scope)
+        # read here: checked as the spec's own was at load
+        if not self.references.is_static(rule.arg):
             kind.read_argument(arg)
         context = RuleContext(self, scope)
         if kind.collective:
@@ -321,7 +320,7 @@ class Evaluation(Scopes, Arguments):
                 self.reporter.report_failure(rule, scope, failure, file, match)
 
     def _apply_hook(self, rule, scope: dict) -> None:
-        args = self.materialize(rule.arg, scope)
+        args = self.references.materialize(rule.arg, scope)
         for failure in HOOKS[rule.hook].function(RuleContext(self, scope), args):
             if self.reporter.keeps(rule.id, rule.severity):
                 file, location = self.reporter.hook_place(rule, scope, failure)
@@ -332,7 +331,7 @@ class Evaluation(Scopes, Arguments):
         identities = {}
         for name, arg in self.spec.identities.items():
             try:
-                identities[name] = self.materialize(arg, {})
+                identities[name] = self.references.materialize(arg, {})
             except (Unavailable, Unresolvable, ArgumentUnresolved):
                 identities[name] = None
         return identities
@@ -347,8 +346,8 @@ class Evaluation(Scopes, Arguments):
             for scope in scopes:
                 if metric.when is not None and not self.holds(metric.when, scope):
                     continue
-                matches, _ = self.resolve(metric.given, scope)
-                label = metric.label.render(self.filler(scope)) if metric.label else \
+                matches, _ = self.references.resolve(metric.given, scope)
+                label = metric.label.render(self.references.filler(scope)) if metric.label else \
                     scope_label(scope)
                 self._samples.append((label, [m.value for m in matches]))
         except Exception as problem:  # no metric unless it was computed cleanly
@@ -366,7 +365,7 @@ class Evaluation(Scopes, Arguments):
             if not samples:
                 raise ValueError("no samples were selected")
             result = HOOKS[metric.hook].function(RuleContext(self, {}), samples,
-                                                 self.materialize(metric.args, {}))
+                                                 self.references.materialize(metric.args, {}))
             value = result.value
             if isinstance(value, bool) or not isinstance(value, (int, float)) \
                     or not math.isfinite(value):
@@ -405,7 +404,7 @@ class _Children:
     def scope(self, index: int) -> dict:
         evaluation = self._evaluation
         if self._found is None:
-            self._found = evaluation.resolve(self._iteration.over, self._parent)
+            self._found = evaluation.references.resolve(self._iteration.over, self._parent)
         matches, file = self._found
         return evaluation._child(self._iteration, self._parent, index, matches[index], file)
 
@@ -436,7 +435,8 @@ class RuleContext:
     def matches(self, ref: str | Ref, scope: dict | None = None) -> list[Match]:
         ref = ref if isinstance(ref, Ref) else placeholder_ref(ref)
         try:
-            return self._evaluation.resolve(ref, self.scope if scope is None else scope)[0]
+            scope = self.scope if scope is None else scope
+            return self._evaluation.references.resolve(ref, scope)[0]
         except Unavailable:
             return []
 

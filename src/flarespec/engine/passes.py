@@ -344,7 +344,7 @@ class _Builder:
     def _getter(self, ref) -> str:
         """A variable holding the reference's values here, read through its accessor (once
         per binding, or per element in the element form)."""
-        accessor = self._evaluation.accessor(ref)
+        accessor = self._evaluation.references.accessor(ref)
         known = self._getters.get(id(accessor))
         if known is None:
             variable = self._fresh("g")
@@ -375,7 +375,7 @@ class _Builder:
     def _argument(self, arg) -> str:
         """An expression of the argument's value here (statements before it read its
         references, in the order the reporting path's ``materialize`` reads them)."""
-        if self._evaluation.is_static(arg):
+        if self._evaluation.references.is_static(arg):
             return self._constant(arg)
         if isinstance(arg, ArgRef):
             form, read = self._selection(arg.ref)
@@ -402,7 +402,8 @@ class _Builder:
             return "[" + ", ".join(self._argument(value) for value in arg) + "]"
         # a condition or a template: read as the reporting path reads it (scope form only)
         self._at()
-        return f"{self._constant(self._evaluation.materialize)}({self._constant(arg)}, x)"
+        materialize = self._constant(self._evaluation.references.materialize)
+        return f"{materialize}({self._constant(arg)}, x)"
 
     # ------------------------------------------------------------------ tests
     def _test(self, kind, given, arg, empty: str, *, inline: bool) -> None:
@@ -433,7 +434,7 @@ class _Builder:
         self._verdict_list(kind, read, arg, inline)
 
     def _inline(self, kind, subject: str, arg, inline: bool) -> str | None:
-        if not inline or kind.inline is None or not self._evaluation.is_static(arg):
+        if not inline or kind.inline is None or not self._evaluation.references.is_static(arg):
             return None
         try:
             source = kind.inline(subject, arg, self._constant)
@@ -448,7 +449,7 @@ class _Builder:
         source = self._inline(kind, value, arg, inline)
         if source is not None:
             self._emit(f"ok = {source}")
-        elif self._evaluation.is_static(arg):
+        elif self._evaluation.references.is_static(arg):
             self._emit(f"ok = {self._constant(kind.verdict(arg, alone=True))}({value})")
         else:
             argument = self._argument(arg)
@@ -470,7 +471,7 @@ class _Builder:
                 self._emit("        ok = False")
                 self._emit("        break")
                 return
-        if self._evaluation.is_static(arg):
+        if self._evaluation.references.is_static(arg):
             self._emit(f"ok = {self._constant(kind.verdict(arg))}({values})")
         else:
             argument = self._argument(arg)

@@ -128,7 +128,7 @@ class Scopes:
         self.values``, their values alone), or None when they cannot be found (reported
         once, however often it is iterated)."""
         try:
-            found = (select or self.resolve)(iteration.over, parent)
+            found = (select or self.references.resolve)(iteration.over, parent)
             made = self._made(iteration, parent, len(found if select else found[0]))
             if made > MAX_BINDINGS:
                 self._too_many_bindings(iteration, parent, made)
@@ -196,7 +196,7 @@ class Scopes:
         template = self.spec.iterations[binding.name].label
         if template is not None:
             try:
-                return str(template.render(self.filler({**binding.parent,
+                return str(template.render(self.references.filler({**binding.parent,
                                                           binding.name: binding})))
             except (KeyError, Unresolvable, Unavailable):  # unfillable: the default label
                 pass
