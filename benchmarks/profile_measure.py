@@ -187,6 +187,11 @@ def timed_child(packet: str, peer: str, out: str, result: str) -> None:
 
     for name, loader in list(loaders.LOADERS.items()):
         loaders.LOADERS[name] = counted("loading", loader)
+    try:  # where a document's bytes are parsed (since the loader registry: by its Format)
+        from flarespec.engine import documents
+        documents.load_document = counted("loading", documents.load_document)
+    except (ImportError, AttributeError):
+        pass
     for method in ("read_bytes", "sha256", "resolve", "size", "read_head"):
         setattr(FileStore, method, counted("loading", getattr(FileStore, method)))
     try:  # where a document's shape is checked (a revision before 326f7a7: the evaluation)

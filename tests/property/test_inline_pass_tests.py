@@ -19,7 +19,9 @@ test says "holds" somewhere (an inline test that is never true is sound and usel
 
 from __future__ import annotations
 
+import builtins
 import copy
+import dataclasses
 import math
 from decimal import Decimal
 
@@ -31,6 +33,8 @@ from hypothesis.errors import NoSuchExample
 from flarespec.engine.inline import (
     SUBJECT,
     Constants,
+    Dynamic,
+    dynamic_source,
     inline_source,
     never_equal,
     predicate,
@@ -520,3 +524,124 @@ def test_constants_are_named_never_spelt():
 @given(name=st.just("equals"), arg=st.just(1), subject=st.just(1))
 def test_the_edges_of_numbers_and_text(name, arg, subject):
     assert not false_holds(name, arg, subject)
+
+
+# ------------------------------------------------------------------ arguments read per binding
+# A kind whose inline test takes an argument read per binding (``@inline_test(name,
+# dynamic=True)``) is given the argument's skeleton: each part read per binding a Dynamic
+# whose source holds the part as read (here ``_d[i]``); ``_a`` is the whole argument as
+# read. Its source, with the schema check ``dynamic_source`` adds, must be true only where
+# the kind holds for the argument as read (``Kind.holds_for``: the schema check first).
+
+DYNAMIC_KINDS = sorted(name for name, kind in OUR_KINDS.items() if kind.inline_dynamic)
+
+
+def _skeleton(data, arg, parts: list):
+    """``arg`` with some parts (the whole, members, items, at any depth) read per binding:
+    each replaced by ``Dynamic('_d[i]')``, its value appended to ``parts``."""
+    if data.draw(st.integers(0, 2)) == 0:
+        parts.append(arg)
+        return Dynamic(f"_d[{len(parts) - 1}]")
+    if isinstance(arg, dict):
+        return {key: _skeleton(data, value, parts) for key, value in arg.items()}
+    if isinstance(arg, list):
+        return [_skeleton(data, value, parts) for value in arg]
+    return arg
+
+
+def dynamic_predicate(kind, skeleton, inline=None):
+    """``(subject, parts, argument) -> bool`` of the kind's inline test (or ``inline``'s)
+    for the skeleton, through ``dynamic_source``; None when there is none."""
+    constants = Constants()
+    if inline is not None:
+        kind = dataclasses.replace(kind, inline=inline)
+    source = dynamic_source(kind, SUBJECT, skeleton, "_a", constants.constant)
+    if source is None:
+        return None
+    test = eval(compile(f"lambda {SUBJECT}, _d, _a: ({source})", "<dynamic>", "eval"),
+                {"__builtins__": builtins, **constants.namespace})
+
+    def known_to_hold(subject, parts, argument) -> bool:
+        try:
+            return bool(test(subject, parts, argument))
+        except Exception:
+            return False
+    return known_to_hold
+
+
+def holds_as_read(name, arg, subject) -> bool:
+    """The kind's verdict for an argument read per binding: its schema checked first."""
+    kind = KINDS[name]
+    try:
+        return kind.holds_for(None, subject if kind.collective else [subject], arg)
+    except Exception:
+        return False
+
+
+def false_dynamic_holds(name, data, inline=None) -> bool:
+    arg, subject = data.draw(cases(name))
+    parts: list = []
+    skeleton = _skeleton(data, arg, parts)
+    test = dynamic_predicate(KINDS[name], skeleton, inline)
+    return test is not None and test(subject, parts, arg) and not holds_as_read(name, arg, subject)
+
+
+@pytest.mark.parametrize("name", DYNAMIC_KINDS)
+@settings(max_examples=EXAMPLES)
+@given(data=st.data())
+def test_an_inline_test_over_an_argument_read_per_binding_is_the_kind_holding(name, data):
+    assert not false_dynamic_holds(name, data)
+
+
+def test_the_dynamic_kinds_are_the_equalities():
+    """equals and includes take an argument read per binding (match-sse's `includes` of
+    four refs per SSE event, `equals: {ref}`): their inline tests compare as strict_equal
+    does, at run time."""
+    assert DYNAMIC_KINDS == ["equals", "includes"]
+    equals = dynamic_predicate(KINDS["equals"], Dynamic("_a"))  # the whole argument read
+    assert equals({"a": [1, "b"]}, [], {"a": [1, "b"]}) and equals(0.0, [], -0.0)
+    assert not equals(True, [], 1) and not equals(NAN, [], NAN)
+    test = dynamic_predicate(KINDS["includes"], {"a": Dynamic("_d[0]"), "b": 2})
+    assert test({"a": 1, "b": 2, "c": 3}, [1], {"a": 1, "b": 2})
+    for value, read in ((1, True), (True, 1), (1, 1.0), (NAN, NAN), ([1], [True]), ("1", 1)):
+        assert not test({"a": value, "b": 2}, [read], {"a": read, "b": 2})
+
+
+def _dynamic_equal_trap(subject, arg, constant):
+    """Python's ``==`` on the value read: True == 1 == 1.0 slips through."""
+    if isinstance(arg, Dynamic):
+        return f"{subject} == {arg.source}"
+    if isinstance(arg, dict):
+        return " and ".join(f"{constant(key)} in {subject} and {subject}[{constant(key)}] == "
+                            f"{value.source if isinstance(value, Dynamic) else constant(value)}"
+                            for key, value in arg.items()) or "True"
+    return None
+
+
+@pytest.mark.parametrize("name", DYNAMIC_KINDS)
+def test_a_plausible_wrong_dynamic_inline_test_is_caught(name):
+    try:
+        found = find(st.data(), lambda data: false_dynamic_holds(name, data, _dynamic_equal_trap),
+                     settings=MUTANT_SETTINGS)
+    except NoSuchExample:
+        found = None
+    assert found is not None, f"{name}: {MUTANT_EXAMPLES} generated examples miss the trap"
+
+
+def test_an_argument_read_per_binding_is_checked_against_the_schema_unless_always_met():
+    """``includes``' schema (a mapping, written as one) is met by every argument read from
+    its skeleton: no check at run time. A schema that reads the members is checked."""
+    from flarespec.engine.argument_schema import ArgumentValue
+
+    skeleton = {"a": Dynamic("_d[0]")}
+    constants = Constants()
+    assert "is None" not in dynamic_source(KINDS["includes"], SUBJECT, skeleton, "_a",
+                                           constants.constant)
+    one_number = ArgumentValue("a mapping of numbers", lambda v: isinstance(v, dict) and all(
+        type(m) is int for m in v.values()), {"type": "object"}, accepts_dynamic=False)
+    kind = dataclasses.replace(KINDS["includes"], argument=one_number)
+    test = dynamic_predicate(kind, skeleton)
+    assert test({"a": 1}, [1], {"a": 1})
+    assert not test({"a": "x"}, ["x"], {"a": "x"})  # equal, but the argument as read misses
+    assert not dynamic_source(KINDS["includes"], SUBJECT, {"a": _ref()}, "_a",
+                              constants.constant)  # a raw {ref}: no skeleton, no test

@@ -31,6 +31,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol
 
+from flarespec.engine.inline import Dynamic
 from flarespec.engine.refs import ArgRef, ArgTemplate
 from flarespec.engine.outcome import shown
 from flarespec.engine.values import JSON_TYPES, json_type
@@ -122,6 +123,13 @@ class Schema:
         """This node and the nodes it is made of (the named values the schema defines)."""
         yield self
 
+    def met_once_read(self, skeleton) -> bool:
+        """True when every argument read from ``skeleton`` (an argument as written, each
+        part read per binding an ``inline.Dynamic``) meets this node, whatever the parts
+        read: its check once read can then be left out (engine/inline.py). False unless a
+        node knows it (the check then runs)."""
+        return False
+
     def as_written(self, arg):
         """A compiled argument as the spec wrote it, for a failure's words (``not``'s)."""
         return arg
@@ -132,6 +140,9 @@ class _Anything(Schema):
 
     def problem(self, arg, documents) -> None:
         return None
+
+    def met_once_read(self, skeleton) -> bool:
+        return True
 
     def json_schema(self, forms) -> dict:
         return {}
@@ -155,6 +166,9 @@ class ArgumentValue(Schema):
     many: str = ""  # the words for several of them (a list's items)
     name: str | None = None
     accepts_dynamic: bool = True
+    # ``test`` reads the value's own type alone, never its members: a value whose members
+    # are read per binding meets it whenever the value as written does (``met_once_read``)
+    shallow: bool = False
 
     def problem(self, value, documents=None, what: str = "") -> str | None:
         """None when ``value`` is one (or is read per binding: checked once read); ``what``
@@ -162,6 +176,9 @@ class ArgumentValue(Schema):
         if (self.accepts_dynamic and dynamic(value)) or self.test(value):
             return None
         return f"{what}{' ' if what else ''}wants {self.words}, got {got(value)}"
+
+    def met_once_read(self, skeleton) -> bool:
+        return self.shallow and not isinstance(skeleton, Dynamic) and bool(self.test(skeleton))
 
     def json_schema(self, forms) -> dict:
         return forms.dynamic(self.schema) if self.accepts_dynamic else self.schema

@@ -8,12 +8,22 @@ second definition: false, or an exception, means "not known" and the reporting p
 (the kind's function) decides. So an inline test may be narrower than the kind (``type(v)
 is int and v == 3`` where the kind also takes a subclass), never wider.
 
+An argument read per binding (a ``{ref}`` or ``{template}`` inside it) is not known when
+the code is generated. A kind whose inline test can take one says so (``@inline_test(name,
+dynamic=True)``): it is then given the argument's *skeleton*, the argument as written with
+each part read per binding replaced by a ``Dynamic``, whose ``source`` is the expression of
+the generated code that holds the part as read. Its source must be right for every value a
+``Dynamic`` may hold (``equal_source`` is: it compares type-strictly at run time), and the
+argument as read must still meet the kind's argument schema, as ``Kind.holds_for`` checks
+first: ``dynamic_source`` adds that check unless the schema says any read argument of this
+skeleton meets it (``Schema.met_once_read``).
+
 Why this module: the generated per-iteration code (the compiler) and the tests need the
-same three things, written once here: whether an argument is static (no ``{ref}``,
-``{template}`` or condition anywhere inside it: only then is it known when the code is
-generated), a namespace that names the constants an expression reaches (never spelt into
-the source, so no value can change the code's meaning), and the expression compiled into
-a ``subject -> bool`` predicate.
+same things, written once here: whether an argument is static (no ``{ref}``,
+``{template}``, condition or ``Dynamic`` anywhere inside it: only then is it known when the
+code is generated), a namespace that names the constants an expression reaches (never
+spelt into the source, so no value can change the code's meaning), the expression compiled
+into a ``subject -> bool`` predicate, and the source over a skeleton.
 """
 
 from __future__ import annotations
@@ -28,20 +38,48 @@ from flarespec.engine.values import strict_equal
 SUBJECT = "subject"  # the predicate's parameter: the name the expression reads
 
 
+class Dynamic:
+    """A part of an argument read per binding, in the skeleton a dynamic inline test is
+    given: ``source`` is the expression of the generated code holding its value as read (a
+    local variable: reading it twice costs nothing and changes nothing)."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"Dynamic({self.source!r})"
+
+
+_READ = (ArgRef, ArgTemplate, Condition, Dynamic)
+
+
 def static(arg: Any) -> bool:
     """True when ``arg`` holds no value read per binding (``{ref}``, ``{template}``, a
-    ``when`` condition) at any depth: only such an argument is known when code is
-    generated. Walked with a stack (a spec's argument may nest deep)."""
+    ``when`` condition, a skeleton's ``Dynamic``) at any depth: only such an argument is
+    known when code is generated. Walked with a stack (a spec's argument may nest deep)."""
+    return not _parts(arg, _READ)
+
+
+def skeleton(arg: Any) -> bool:
+    """True when ``arg`` is a skeleton: every part read per binding is a ``Dynamic`` (none
+    is a ``{ref}``, ``{template}`` or condition still)."""
+    return not _parts(arg, (ArgRef, ArgTemplate, Condition))
+
+
+def _parts(arg: Any, types: tuple) -> bool:
+    """True when a value of ``types`` is inside ``arg`` at any depth (with a stack)."""
     stack = [arg]
     while stack:
         item = stack.pop()
-        if isinstance(item, (ArgRef, ArgTemplate, Condition)):
-            return False
+        if isinstance(item, types):
+            return True
         if isinstance(item, dict):
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-    return True
+    return False
 
 
 class Constants:
@@ -63,15 +101,30 @@ class Constants:
 
 
 def inline_source(kind, subject: str, arg: Any, constant: Callable[[Any], str]) -> str | None:
-    """The kind's inline pass test for ``arg`` over the variable ``subject``, or None when
-    there is none: the kind declares no inline test, the argument is not static, or it
-    misses the kind's argument schema (the reporting path then words why). The one way
-    to ask a kind for its inline test."""
+    """The kind's inline pass test for the static ``arg`` over the variable ``subject``, or
+    None when there is none: the kind declares no inline test, the argument is not static,
+    or it misses the kind's argument schema (the reporting path then words why). With
+    ``dynamic_source``, the one way to ask a kind for its inline test."""
     if kind.inline is None or kind.context or not static(arg):
         return None
     if kind.argument_problem(arg) is not None:
         return None
     return kind.inline(subject, arg, constant)
+
+
+def dynamic_source(kind, subject: str, arg: Any, argument: str,
+                   constant: Callable[[Any], str]) -> str | None:
+    """The kind's inline pass test over ``subject`` for the skeleton ``arg`` (its parts
+    read per binding ``Dynamic``), whose whole value as read is the expression ``argument``;
+    None when the kind's inline test takes no such argument. True only when the argument
+    as read meets the kind's argument schema (checked here unless the schema says every
+    argument read from this skeleton does) and the kind holds for it."""
+    if kind.inline is None or not kind.inline_dynamic or kind.context or not skeleton(arg):
+        return None
+    source = kind.inline(subject, arg, constant)
+    if source is None or kind.argument.met_once_read(arg):
+        return source
+    return f"({constant(kind.argument_problem)}({argument}) is None and {source})"
 
 
 def predicate(kind, arg: Any, *, inline: Callable | None = None) -> Callable[[Any], bool] | None:
@@ -121,9 +174,16 @@ def never_equal(value) -> bool:
 
 
 def equal_source(subject: str, value: Any, constant: Callable[[Any], str]) -> str:
-    """Source true exactly when the expression ``subject`` is type-strictly equal to the
-    static ``value`` (values.strict_equal): a scalar by its exact type and ``==`` (None
-    and a boolean by identity), a container by strict_equal itself."""
+    """Source true exactly when the expression ``subject`` is type-strictly equal to
+    ``value`` (values.strict_equal): a static scalar by its exact type and ``==`` (None and
+    a boolean by identity), a static container by strict_equal itself; a ``Dynamic`` by
+    what strict_equal does first for a scalar subject (its exact type, then ``==``), any
+    other subject by strict_equal. ``subject`` is evaluated up to three times: a name or a
+    member read."""
+    if isinstance(value, Dynamic):
+        return (f"((type({subject}) is type({value.source}) and {subject} == {value.source}) "
+                f"if type({subject}) in {constant(SCALAR_TYPES)} "
+                f"else {constant(strict_equal)}({subject}, {value.source}))")
     if value is None or type(value) is bool:
         return f"({subject} is {constant(value)})"
     if never_equal(value):

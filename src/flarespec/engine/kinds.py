@@ -122,6 +122,9 @@ class Kind:
     # path decides), never a violation. None: no inline test for this argument. Registered
     # beside the kind by ``@inline_test(name)``.
     inline: Callable[[str, Any, Callable[[Any], str]], str | None] | None = None
+    # the inline test also takes an argument read per binding: ``arg`` is then its skeleton,
+    # each part read per binding an ``inline.Dynamic`` (``@inline_test(name, dynamic=True)``)
+    inline_dynamic: bool = False
 
     def check(self, arg, documents) -> str | None:
         """What ``arg`` misses of the kind's argument schema (``documents``: the spec's
@@ -267,11 +270,12 @@ def assertion(name: str, *, diff: d.Changes, argument: Schema = ANYTHING,
     return register
 
 
-def inline_test(name: str):
+def inline_test(name: str, *, dynamic: bool = False):
     """Register the decorated ``(subject, arg, constant) -> source or None`` as the inline
-    pass test of the kind ``name`` (see ``Kind.inline``), written beside the kind."""
+    pass test of the kind ``name`` (see ``Kind.inline``), written beside the kind;
+    ``dynamic``: it also takes an argument's skeleton (``Kind.inline_dynamic``)."""
     def register(function):
-        KINDS[name] = dataclasses.replace(KINDS[name], inline=function)
+        KINDS[name] = dataclasses.replace(KINDS[name], inline=function, inline_dynamic=dynamic)
         return function
     return register
 
@@ -322,7 +326,7 @@ BOOLEAN = ArgumentValue("true or false", lambda v: isinstance(v, bool), {"type":
                         accepts_dynamic=False)
 TEXT = ArgumentValue("a string", lambda v: isinstance(v, str), {"type": "string"})
 MAPPING = ArgumentValue("a mapping of member -> value", lambda v: isinstance(v, dict),
-                        {"type": "object"}, accepts_dynamic=False)
+                        {"type": "object"}, accepts_dynamic=False, shallow=True)
 
 
 class _Pattern(Schema):
@@ -498,9 +502,10 @@ def equals(ctx, value, arg, at) -> Iterator[Failure]:
         yield Failure("differs from the expected value", arg, value)
 
 
-@inline_test("equals")
+@inline_test("equals", dynamic=True)
 def _equals_inline(subject, arg, constant):
-    """Type-strict equality: a scalar by exact type and ``==``, a container by strict_equal."""
+    """Type-strict equality: a scalar by exact type and ``==``, a container by strict_equal;
+    a value read per binding compared as strict_equal compares (``equal_source``)."""
     from flarespec.engine.inline import equal_source
 
     return equal_source(subject, arg, constant)
@@ -882,9 +887,10 @@ def includes(ctx, value, arg, at) -> Iterator[Failure]:
             yield Failure(f"{where} differs from the expected value", expected, value[key], where)
 
 
-@inline_test("includes")
+@inline_test("includes", dynamic=True)
 def _includes_inline(subject, arg, constant):
-    """An object of the exact type holding each member, type-strictly equal."""
+    """An object of the exact type holding each member, type-strictly equal (a member's
+    value read per binding too: ``equal_source``)."""
     from flarespec.engine.inline import equal_source
 
     if not isinstance(arg, dict):

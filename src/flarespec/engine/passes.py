@@ -20,8 +20,10 @@ Inside it each shared value is read once: a document's root once per binding (pe
 a fixed selection (engine/readers.py: a path of literal steps) as inline steps, each prefix
 several rules read once; any other reference through its one accessor (engine/access.py),
 its result kept for the rules after it. Each rule is then tested on the raw values by its
-kind's inline test (``Kind.inline``, for a static argument), else its kind's verdict bound
-to a static argument (``Kind.verdict``), else ``Kind.holds_for`` on the argument read here;
+kind's inline test (``Kind.inline``, for a static argument, or for the skeleton of an
+argument read here when the kind takes one: engine/inline.py), else its kind's verdict
+bound to a static argument (``Kind.verdict``), else ``Kind.holds_for`` on the argument read
+here;
 an empty selection is decided as the reporting path decides it. Anything that raises, and
 anything but True, is "not known".
 
@@ -40,6 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from flarespec.engine.inline import Dynamic, dynamic_source, inline_source, static
 from flarespec.engine.problems import ArgumentNotSingle
 from flarespec.engine.readers import MAX_GENERATED_STEPS, compiled, constant, namespace, step_lines
 from flarespec.engine.refs import ArgRef, ArgTemplate, Condition, refs_in
@@ -372,38 +375,54 @@ class _Builder:
             return "one", variable
         return "list", self._getter(ref)
 
-    def _argument(self, arg) -> str:
-        """An expression of the argument's value here (statements before it read its
-        references, in the order the reporting path's ``materialize`` reads them)."""
+    def _skeleton(self, arg):
+        """The argument's skeleton here (engine/inline.py): a static part as it is, each part
+        read per binding a ``Dynamic`` whose source holds it as read. Statements before it
+        read its references, in the order the reporting path's ``materialize`` reads them."""
         if self._evaluation.references.is_static(arg):
-            return self._constant(arg)
+            return arg
         if isinstance(arg, ArgRef):
-            form, read = self._selection(arg.ref)
-            if arg.all:
-                return f"([] if {read} is _MISSING else [{read}])" if form == "one" else read
-            variable = self._fresh("a")
-            if form == "one":
-                if read == "index":
-                    return "index"
-                missing = f"{variable} = {self._constant(arg.default)}" if arg.has_default \
-                    else "raise _ArgumentNotSingle"
-                self._emit(f"if {read} is _MISSING: {missing}")
-                self._emit(f"else: {variable} = {read}")
-                return variable
-            self._emit(f"if len({read}) == 1: {variable} = {read}[0]")
-            if arg.has_default:
-                self._emit(f"elif not {read}: {variable} = {self._constant(arg.default)}")
-            self._emit("else: raise _ArgumentNotSingle")
-            return variable
+            return Dynamic(self._read_argument(arg))
         if isinstance(arg, dict):
-            members = [(self._constant(key), self._argument(value)) for key, value in arg.items()]
-            return "{" + ", ".join(f"{key}: {value}" for key, value in members) + "}"
+            return {key: self._skeleton(value) for key, value in arg.items()}
         if isinstance(arg, list):
-            return "[" + ", ".join(self._argument(value) for value in arg) + "]"
+            return [self._skeleton(value) for value in arg]
         # a condition or a template: read as the reporting path reads it (scope form only)
         self._at()
         materialize = self._constant(self._evaluation.references.materialize)
-        return f"{materialize}({self._constant(arg)}, x)"
+        return Dynamic(f"{materialize}({self._constant(arg)}, x)")
+
+    def _read_argument(self, arg: ArgRef) -> str:
+        """An expression of one ``{ref}`` argument's value here (its all/one/default)."""
+        form, read = self._selection(arg.ref)
+        if arg.all:
+            return f"([] if {read} is _MISSING else [{read}])" if form == "one" else read
+        if read == "index":
+            return "index"
+        variable = self._fresh("a")
+        if form == "one":
+            missing = f"{variable} = {self._constant(arg.default)}" if arg.has_default \
+                else "raise _ArgumentNotSingle"
+            self._emit(f"if {read} is _MISSING: {missing}")
+            self._emit(f"else: {variable} = {read}")
+            return variable
+        self._emit(f"if len({read}) == 1: {variable} = {read}[0]")
+        if arg.has_default:
+            self._emit(f"elif not {read}: {variable} = {self._constant(arg.default)}")
+        self._emit("else: raise _ArgumentNotSingle")
+        return variable
+
+    def _source(self, skeleton) -> str:
+        """An expression of the argument's whole value from its skeleton."""
+        if isinstance(skeleton, Dynamic):
+            return skeleton.source
+        if static(skeleton):
+            return self._constant(skeleton)
+        if isinstance(skeleton, dict):
+            members = ", ".join(f"{self._constant(key)}: {self._source(value)}"
+                                for key, value in skeleton.items())
+            return "{" + members + "}"
+        return "[" + ", ".join(self._source(value) for value in skeleton) + "]"
 
     # ------------------------------------------------------------------ tests
     def _test(self, kind, given, arg, empty: str, *, inline: bool) -> None:
@@ -433,12 +452,19 @@ class _Builder:
             return
         self._verdict_list(kind, read, arg, inline)
 
-    def _inline(self, kind, subject: str, arg, inline: bool) -> str | None:
-        if not inline or kind.inline is None or not self._evaluation.references.is_static(arg):
+    def _inline(self, kind, subject: str, skeleton, inline: bool) -> str | None:
+        """The kind's inline test over ``subject`` (engine/inline.py), for a static argument
+        or, when the kind takes one, the skeleton of one read here; None when there is none
+        (or it cannot be made: the verdict decides)."""
+        if not inline:
             return None
         try:
-            source = kind.inline(subject, arg, self._constant)
-        except Exception:  # an inline test that cannot be made: the verdict decides
+            if static(skeleton):
+                source = inline_source(kind, subject, skeleton, self._constant)
+            else:
+                source = dynamic_source(kind, subject, skeleton,
+                                        self._source(skeleton), self._constant)
+        except Exception:
             return None
         return None if source is None else f"({source})"
 
@@ -446,24 +472,26 @@ class _Builder:
         if kind.collective:
             self._verdict_list(kind, f"[{value}]", arg, inline)
             return
-        source = self._inline(kind, value, arg, inline)
+        skeleton = self._skeleton(arg)
+        source = self._inline(kind, value, skeleton, inline)
         if source is not None:
             self._emit(f"ok = {source}")
-        elif self._evaluation.references.is_static(arg):
+        elif static(skeleton):
             self._emit(f"ok = {self._constant(kind.verdict(arg, alone=True))}({value})")
         else:
-            argument = self._argument(arg)
+            argument = self._source(skeleton)
             self._emit(f"ok = {self._constant(kind.holds_for)}(None, [{value}], {argument})")
 
     def _verdict_list(self, kind, values: str, arg, inline: bool) -> None:
+        skeleton = self._skeleton(arg)
         if kind.collective:
-            source = self._inline(kind, "found", arg, inline)
+            source = self._inline(kind, "found", skeleton, inline)
             if source is not None:
                 self._emit(f"found = {values}")
                 self._emit(f"ok = {source}")
                 return
         else:
-            source = self._inline(kind, "subject", arg, inline)
+            source = self._inline(kind, "subject", skeleton, inline)
             if source is not None:
                 self._emit("ok = True")
                 self._emit(f"for subject in {values}:")
@@ -471,10 +499,10 @@ class _Builder:
                 self._emit("        ok = False")
                 self._emit("        break")
                 return
-        if self._evaluation.references.is_static(arg):
+        if static(skeleton):
             self._emit(f"ok = {self._constant(kind.verdict(arg))}({values})")
         else:
-            argument = self._argument(arg)
+            argument = self._source(skeleton)
             self._emit(f"ok = {self._constant(kind.holds_for)}(None, {values}, {argument})")
 
     def _rule(self, position: int, number: int, rule) -> None:
