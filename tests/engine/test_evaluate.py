@@ -17,6 +17,7 @@ import pytest
 from document_files import write_files
 
 from flarespec.engine.evaluate import evaluate
+from flarespec.engine.scopes import Bindings
 from flarespec.compiler.compile import compile_spec
 from flarespec.compiler.load import SpecLibrary
 from flarespec.compiler.resolve import resolve
@@ -1102,8 +1103,8 @@ def test_violations_past_the_cap_are_counted_not_described(tmp_path, monkeypatch
     monkeypatch.setattr(Reporter, "described",
                         lambda self, rule, *rest: described.append(rule.id) or real(self, rule, *rest))
     labels = []
-    real_label = module.Evaluation._render_label
-    monkeypatch.setattr(module.Evaluation, "_render_label",
+    real_label = Bindings._render_label
+    monkeypatch.setattr(Bindings, "_render_label",
                         lambda self, binding: labels.append(1) or real_label(self, binding))
     spec = case_spec(tmp_path, """
         rules:

@@ -17,6 +17,7 @@ from document_files import compile_text
 
 from flarespec.engine import evaluate as evaluate_module
 from flarespec.engine.evaluate import evaluate
+from flarespec.engine.scopes import Bindings
 from flarespec.loaders import files as files_module
 from flarespec.loaders import limits as limits_module
 from flarespec.loaders.files import FileStore, clear_process_hash_cache
@@ -216,13 +217,13 @@ def shelves(root: Path, totals: list[int]) -> Path:
 def test_previous_builds_the_sibling_list_once_per_parent(tmp_path, monkeypatch):
     spec = compiled(tmp_path, "toy/previous", PREVIOUS_SPEC)
     built = Counter()
-    original = evaluate_module.Evaluation._children
+    original = Bindings._children
 
     def counting(self, iteration, parent):
         built[iteration.name] += 1
         return original(self, iteration, parent)
 
-    monkeypatch.setattr(evaluate_module.Evaluation, "_children", counting)
+    monkeypatch.setattr(Bindings, "_children", counting)
     totals = [1] * 30 + [2] + [2] * 9
     report = evaluate(spec, shelves(tmp_path / "p", totals))
     assert built["shelf"] <= 2  # the iteration's own scopes, and the siblings once

@@ -16,7 +16,7 @@ from test_pass_plans import packet as plans_packet
 from flarespec.engine.evaluate import Evaluation
 
 ENGINE_TYPES = {"Evaluation", "Accessor", "Element", "_Cursor", "Loaded", "Binding", "Passes", "Group",
-                "Reporter", "Sink", "DocumentStore", "References"}
+                "Reporter", "Sink", "DocumentStore", "References", "Bindings"}
 
 
 def _garbage_after(spec, entry) -> list[str]:

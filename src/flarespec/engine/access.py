@@ -240,7 +240,7 @@ class Accessor:
 
         def general_values(scope: dict) -> list:
             if pinned:
-                scope = evaluation.pin(scope, pinned)
+                scope = evaluation.bindings.pin(scope, pinned)
             value, _, _ = root(scope)
             if metadata:
                 return [value]
@@ -255,7 +255,7 @@ class Accessor:
         """The places the reference selects here, and the file they lie in (None for
         constants)."""
         if self._pinned:
-            scope = self._evaluation.pin(scope, self._pinned)
+            scope = self._evaluation.bindings.pin(scope, self._pinned)
         value, base, file = self._root(scope)
         if self.metadata:
             return [Match(value, base)], file

@@ -151,7 +151,7 @@ class Reporter:
         return file, location, matches[0].value
 
     def _pinned(self, ref: Ref, scope: dict) -> dict:
-        return self._reader.pin(scope, ref.pinned) if ref.pinned else scope
+        return self._reader.bindings.pin(scope, ref.pinned) if ref.pinned else scope
 
     def _pointer_location(self, ref: Ref, scope: dict) -> str | None:
         """The JSONPath a pointer names, whether or not anything is there (no ``[k=v]``)."""

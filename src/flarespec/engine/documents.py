@@ -301,7 +301,7 @@ class DocumentStore:
                         self.reporter.outcome.files[loaded.path] = digest
 
     def _every_instance(self, document) -> list[dict]:
-        return self._evaluation.scopes(document.each, everywhere=True) if document.each else [{}]
+        return self._evaluation.bindings.scopes(document.each, everywhere=True) if document.each else [{}]
 
     def load_element(self, names, offsets: dict[str, int]) -> None:
         """Touch every instance of the named documents under the streamed element now
@@ -309,7 +309,7 @@ class DocumentStore:
         each document under earlier elements)."""
         for number, (name, document) in enumerate(self.spec.documents.items()):
             if name in names:
-                instances = self._evaluation.scopes(document.each)
+                instances = self._evaluation.bindings.scopes(document.each)
                 self._touch_instances(number, name, instances, offsets.get(name, 0))
                 offsets[name] = offsets.get(name, 0) + len(instances)
 
@@ -329,7 +329,7 @@ class DocumentStore:
         now bound: its rules are done (engine/schedule.py)."""
         for name in names:
             keyer = self._instance_keys[name]
-            for scope in self._evaluation.scopes(self.spec.documents[name].each):
+            for scope in self._evaluation.bindings.scopes(self.spec.documents[name].each):
                 loaded = self._documents.get(keyer(scope))
                 if loaded is not None and loaded.loader is not None and not loaded.failed:
                     loaded.value, loaded.released = None, True
@@ -391,7 +391,7 @@ class DocumentStore:
                 if path is not None:
                     paths.add(path)
             if complete and each and \
-                    self._evaluation.incomplete.intersection(self.spec.iterations[each].chain):
+                    self._evaluation.bindings.incomplete.intersection(self.spec.iterations[each].chain):
                 raise Unavailable(name)
         return paths
 

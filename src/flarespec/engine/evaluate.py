@@ -33,11 +33,11 @@ from flarespec.engine.problems import (  # noqa: F401 (re-exported)
 from flarespec.engine.refs import Condition, Ref
 from flarespec.engine.outcome import Outcome
 from flarespec.engine.schedule import schedule
-from flarespec.engine.scopes import Binding, Scopes, scope_label
+from flarespec.engine.scopes import Binding, Bindings, binding_key, scope_label
 from flarespec.loaders.limits import gc_paused
 
 
-class Evaluation(Scopes):
+class Evaluation:
     def __init__(self, spec, entry_path: str | Path, *, pass_checks: bool = True,
                  shapes: bool = True, streaming: bool = True):
         """``pass_checks=False`` runs every check on the reporting path alone (the tests
@@ -58,34 +58,14 @@ class Evaluation(Scopes):
         self._metric_position = (len(spec.rules) + 1,)
         self._passes = Passes(self) if pass_checks else None
         self._schedule = schedule(spec) if streaming else None
-        self._subtree = self._schedule.subtree if self._schedule else frozenset()
-        self._within: dict | None = None  # the streamed element bound now, if any
-        self._within_scopes: dict[str, list[dict]] = {}
-        self._within_groups: dict[str, tuple] = {}
-        self._within_siblings: list[tuple] = []  # _siblings keys made under that element
-        self._scope_groups: dict[str, tuple] = {}
+        self.bindings = Bindings(self, self._schedule)
         self._samples: list | None = None  # the metric's, when read element by element
         self._samples_problem: Exception | None = None
-        self._scopes: dict[str, list[dict]] = {}
         # requires: the binding keys where a required rule failed or could not run
         self._failed_at: dict[str, set[tuple]] = {
             rule_id: set() for rule in spec.rules for rule_id in rule.requires}
         self._depth = {rule.id: len(spec.iterations[rule.for_each].chain)
                        if rule.for_each else 0 for rule in spec.rules}
-        self._leaves = set(spec.iterations) - {it.parent for it in spec.iterations.values()} \
-            - {document.each for document in spec.documents.values()}
-        # (iteration, parent key) already reported -> the violation's group (engine/sink.py)
-        self._unresolved: dict[tuple, tuple] = {}
-        # iterations whose elements could not be found under some parent (document failed)
-        self.incomplete: set[str] = set()
-        # the bindings each iteration made (bounded: engine/scopes.py MAX_BINDINGS), the
-        # bit marking a parent binding whose elements of it were counted, and each
-        # iteration past the bound -> its violation's group
-        self._bindings_made: dict[str, int] = {}
-        self._iteration_bits = {name: 1 << bit for bit, name in enumerate(spec.iterations)}
-        self._over_bound: dict[str, tuple] = {}
-        # the elements of a pinned iteration, per (iteration, ancestor bindings): see pin
-        self._siblings: dict[tuple, tuple[tuple, list[dict]]] = {}
 
     @property
     def outcome(self) -> Outcome:
@@ -120,10 +100,9 @@ class Evaluation(Scopes):
             sink.flush()
         sink.discard()  # what the metric's reading emitted when there is no metric
         sink.buffered = False
-        self._scopes.clear()  # bindings refer back to this evaluation: free them now
+        self.bindings.close()  # bindings refer back to this evaluation: free them now
         self._passes = None  # so do the pass functions
         self.references.close()  # and the accessors
-        self._siblings.clear()
         self.documents.close()
         return self.reporter.outcome
 
@@ -149,16 +128,16 @@ class Evaluation(Scopes):
         positions = [(number,) for number in group.numbers]
         check = group.check
         if not group.element:
-            for scope in self._rule_scopes(group.iteration) if group.iteration else [{}]:
+            for scope in self.bindings.rule_scopes(group.iteration) if group.iteration else [{}]:
                 for position in check(scope):
                     sink.at(positions[position])
                     self._apply_once(rules[position], scope)
                 sink.at(positions[0])  # the next bindings are made in the first rule's turn
             return
         iteration = self.spec.iterations[group.iteration]
-        for parent in self.scopes(iteration.parent) if iteration.parent else [{}]:
+        for parent in self.bindings.scopes(iteration.parent) if iteration.parent else [{}]:
             sink.at(positions[0])
-            values = self._elements(iteration, parent, self.references.values)
+            values = self.bindings.elements(iteration, parent, self.references.values)
             if values is None:
                 continue  # no elements: their cause is already reported
             children = _Children(self, iteration, parent)
@@ -175,22 +154,18 @@ class Evaluation(Scopes):
         offsets: dict[str, int] = {}
         if schedule.metric:
             self._samples = []
-        for element in self.scopes(schedule.stream):
-            self._within = element
+        bindings = self.bindings
+        for element in bindings.scopes(schedule.stream):
+            bindings.enter(element)
             try:
                 self._apply_rules(schedule.streamed)
                 self.documents.load_element(schedule.documents, offsets)
                 if schedule.metric:
                     self.reporter.sink.at(self._metric_position)
-                    self._read_samples(self.scopes(self.spec.metric.for_each))
+                    self._read_samples(bindings.scopes(self.spec.metric.for_each))
                 self.documents.release_element(schedule.documents)
             finally:
-                self._within = None
-                self._within_scopes.clear()
-                self._within_groups.clear()
-                for key in self._within_siblings:  # pinned elements under it: made anew
-                    self._siblings.pop(key, None)
-                self._within_siblings.clear()
+                bindings.leave()
         self._apply_rules(schedule.after)
         self.documents.load_all(done=schedule.documents)
 
@@ -217,7 +192,7 @@ class Evaluation(Scopes):
         if not tracked and self._by_element(rule):
             return
         plan = self._passes.alone(rule) if self._passes is not None else None
-        scopes = self._rule_scopes(rule.for_each) if rule.for_each else [{}]
+        scopes = self.bindings.rule_scopes(rule.for_each) if rule.for_each else [{}]
         if plan is not None and not tracked and not rule.requires:
             for scope in scopes:  # nothing to record per binding: passed, or reported
                 if not _known_to_pass(plan, scope):
@@ -231,7 +206,7 @@ class Evaluation(Scopes):
                 passed = (_known_to_pass(plan, scope) or self._apply_once(rule, scope)) \
                     and self.reporter.emitted == before
             if tracked and not passed:
-                self._failed_at[rule.id].add(self._key(scope))
+                self._failed_at[rule.id].add(binding_key(scope))
 
     def _by_element(self, rule) -> bool:
         """Run a rule over a leaf iteration by its element pass (engine/passes.py), when it
@@ -240,7 +215,7 @@ class Evaluation(Scopes):
         An element that is not known to pass gets its scope and the reporting path, as
         always. False when the rule is not run this way."""
         passes = self._passes
-        if passes is None or rule.for_each not in self._leaves or any(
+        if passes is None or rule.for_each not in self.bindings.leaves or any(
                 self._depth[required] >= self._depth[rule.id] for required in rule.requires) \
                 or not passes.element_form(rule):
             return False
@@ -250,8 +225,8 @@ class Evaluation(Scopes):
         check = group.check
         iteration = self.spec.iterations[rule.for_each]
         position = self.reporter.sink.position
-        for parent in self.scopes(iteration.parent) if iteration.parent else [{}]:
-            values = self._elements(iteration, parent, self.references.values)
+        for parent in self.bindings.scopes(iteration.parent) if iteration.parent else [{}]:
+            values = self.bindings.elements(iteration, parent, self.references.values)
             if values is None or rule.requires and self._required_failed(rule, parent):
                 continue  # no elements, or all skipped: their cause is already reported
             children = _Children(self, iteration, parent)
@@ -263,7 +238,7 @@ class Evaluation(Scopes):
     def _required_failed(self, rule, scope: dict) -> bool:
         """True when a rule this one requires failed (or could not run) for this binding
         or an enclosing one; compile checked that each runs over an enclosing iteration."""
-        key = self._key(scope)
+        key = binding_key(scope)
         return any(key[:self._depth[required]] in self._failed_at[required]
                    for required in rule.requires)
 
@@ -357,7 +332,7 @@ class Evaluation(Scopes):
         metric = self.spec.metric
         if self._samples is None:  # not read element by element: read them now
             self._samples = []
-            self._read_samples(self.scopes(metric.for_each) if metric.for_each else [{}])
+            self._read_samples(self.bindings.scopes(metric.for_each) if metric.for_each else [{}])
         samples = self._samples
         try:
             if self._samples_problem is not None:
@@ -406,7 +381,7 @@ class _Children:
         if self._found is None:
             self._found = evaluation.references.resolve(self._iteration.over, self._parent)
         matches, file = self._found
-        return evaluation._child(self._iteration, self._parent, index, matches[index], file)
+        return evaluation.bindings.child(self._iteration, self._parent, index, matches[index], file)
 
 
 class _Locations:
@@ -441,7 +416,7 @@ class RuleContext:
             return []
 
     def scopes(self, iteration: str) -> list[dict]:
-        return self._evaluation.scopes(iteration, everywhere=True)
+        return self._evaluation.bindings.scopes(iteration, everywhere=True)
 
     def document_paths(self, names, *, complete: bool = False) -> set[str]:
         return self._evaluation.documents.document_paths(names, complete=complete)

@@ -148,7 +148,7 @@ class Passes:
         documents that depend on nothing deeper (no pin, no label, no template)."""
         evaluation = self._evaluation
         if rule.hook is not None or rule.kind.context or rule.when is not None \
-                or rule.for_each not in evaluation._leaves:
+                or rule.for_each not in evaluation.bindings.leaves:
             return False
         bound = set(evaluation.spec.iterations[rule.for_each].chain)
         chains = evaluation.documents.chains

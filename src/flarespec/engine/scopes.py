@@ -1,8 +1,11 @@
 """Scopes: the bindings rules run over, one per element of an iteration.
 
-Part of ``Evaluation`` (engine/evaluate.py). A scope maps iteration name -> ``Binding``;
-the scopes of an iteration are made under each scope of its parent. Leaf iterations make
-theirs afresh per rule (never kept); ``pin`` picks a sibling by position.
+One ``Bindings`` per ``Evaluation`` (engine/evaluate.py), which holds it. A scope maps
+iteration name -> ``Binding``; the scopes of an iteration are made under each scope of its
+parent. Leaf iterations make theirs afresh per rule (never kept); ``pin`` picks a sibling
+by position. While an element of the streamed iteration is bound (``enter`` ... ``leave``,
+engine/schedule.py), the bindings below it are made under that element alone and kept only
+until it is left.
 
 The bindings an iteration makes in one run are bounded (``MAX_BINDINGS``): its elements
 are counted once per parent binding (a rule reading them again does not count them again;
@@ -63,8 +66,60 @@ class Binding:
         return self.match.location
 
 
-class Scopes:
-    """The iterations' bindings of one evaluation (a mixin of ``Evaluation``)."""
+class Bindings:
+    """The iterations' bindings of one evaluation: made, kept (or not: leaf iterations),
+    bounded, pinned, and those under the streamed element bound now. It reads references
+    and reports through the evaluation's ``References`` and ``Reporter`` (which hold the
+    evaluation by a weak proxy: no reference cycle; the bindings it keeps hold it, until
+    ``close``)."""
+
+    def __init__(self, evaluation, schedule):
+        spec = self.spec = evaluation.spec
+        self._reporter, self._references = evaluation.reporter, evaluation.references
+        self._schedule = schedule
+        self._subtree = schedule.subtree if schedule else frozenset()
+        self._within: dict | None = None  # the streamed element bound now, if any
+        self._within_scopes: dict[str, list[dict]] = {}
+        self._within_groups: dict[str, tuple] = {}
+        self._within_siblings: list[tuple] = []  # _siblings keys made under that element
+        self._scopes: dict[str, list[dict]] = {}
+        self._scope_groups: dict[str, tuple] = {}
+        # iterations with no child iteration and no per-binding document: their bindings
+        # are made afresh for each rule (``rule_scopes``) and never kept
+        self.leaves = set(spec.iterations) - {it.parent for it in spec.iterations.values()} \
+            - {document.each for document in spec.documents.values()}
+        # (iteration, parent key) already reported -> the violation's group (engine/sink.py)
+        self._unresolved: dict[tuple, tuple] = {}
+        # iterations whose elements could not be found under some parent (document failed)
+        self.incomplete: set[str] = set()
+        # the bindings each iteration made (bounded: MAX_BINDINGS), the bit marking a parent
+        # binding whose elements of it were counted, and each iteration past the bound ->
+        # its violation's group
+        self._bindings_made: dict[str, int] = {}
+        self._iteration_bits = {name: 1 << bit for bit, name in enumerate(spec.iterations)}
+        self._over_bound: dict[str, tuple] = {}
+        # the elements of a pinned iteration, per (iteration, ancestor bindings): see pin
+        self._siblings: dict[tuple, tuple[tuple, list[dict]]] = {}
+
+    def enter(self, element: dict) -> None:
+        """An element of the streamed iteration is bound: the bindings below it are made
+        under it alone, until ``leave``."""
+        self._within = element
+
+    def leave(self) -> None:
+        """The streamed element is done: what was made under it is dropped (pinned
+        elements under it are made anew under the next)."""
+        self._within = None
+        self._within_scopes.clear()
+        self._within_groups.clear()
+        for key in self._within_siblings:
+            self._siblings.pop(key, None)
+        self._within_siblings.clear()
+
+    def close(self) -> None:
+        """The run is over: bindings refer back to the evaluation, free them now."""
+        self._scopes.clear()
+        self._siblings.clear()
 
     def scopes(self, name: str, *, everywhere: bool = False) -> list[dict]:
         """The iteration's bindings: every one, or (while an element of the streamed
@@ -81,10 +136,10 @@ class Scopes:
         cached = cache.get(name)
         if cached is not None:
             if groups.get(name):
-                self.reporter.sink.touch(groups[name])
+                self._reporter.sink.touch(groups[name])
             return cached
         iteration = self.spec.iterations[name]
-        recording = self.reporter.sink.recording()
+        recording = self._reporter.sink.recording()
         try:
             parents = self.scopes(iteration.parent, everywhere=everywhere) \
                 if iteration.parent else [{}]
@@ -92,15 +147,15 @@ class Scopes:
             for parent in parents:
                 cached.extend(self._children(iteration, parent))
         finally:
-            groups[name] = self.reporter.sink.recorded(recording)
+            groups[name] = self._reporter.sink.recorded(recording)
         cache[name] = cached
         return cached
 
-    def _rule_scopes(self, name: str) -> Iterable[dict]:
+    def rule_scopes(self, name: str) -> Iterable[dict]:
         """The bindings a rule runs over. Those of a leaf iteration (no child iteration, no
         per-binding document) are made afresh for each rule and never kept: a stream of a
         million events would otherwise hold a million scopes per such iteration."""
-        if name not in self._leaves:
+        if name not in self.leaves:
             return self.scopes(name)
         iteration = self.spec.iterations[name]
         parents = self.scopes(iteration.parent) if iteration.parent else [{}]
@@ -110,25 +165,25 @@ class Scopes:
         return list(self._each_child(iteration, parent))
 
     def _each_child(self, iteration, parent: dict) -> Iterator[dict]:
-        found = self._elements(iteration, parent)
+        found = self.elements(iteration, parent)
         if found is None:
             return
         matches, file = found
         for index, match in enumerate(matches):
-            yield self._child(iteration, parent, index, match, file)
+            yield self.child(iteration, parent, index, match, file)
 
-    def _child(self, iteration, parent: dict, index: int, match: Match, file) -> dict:
+    def child(self, iteration, parent: dict, index: int, match: Match, file) -> dict:
         scope = dict(parent)
         scope[iteration.name] = Binding(iteration.name, match, index, file, parent,
                                         self._render_label)
         return scope
 
-    def _elements(self, iteration, parent: dict, select=None):
+    def elements(self, iteration, parent: dict, select=None):
         """The (matches, file) an iteration runs over under ``parent`` (or, with ``select =
-        self.values``, their values alone), or None when they cannot be found (reported
+        references.values``, their values alone), or None when they cannot be found (reported
         once, however often it is iterated)."""
         try:
-            found = (select or self.references.resolve)(iteration.over, parent)
+            found = (select or self._references.resolve)(iteration.over, parent)
             made = self._made(iteration, parent, len(found if select else found[0]))
             if made > MAX_BINDINGS:
                 self._too_many_bindings(iteration, parent, made)
@@ -139,19 +194,19 @@ class Scopes:
             return None
         except Unresolvable as problem:
             self.incomplete.add(iteration.name)
-            reported = (iteration.name, self._key(parent))
+            reported = (iteration.name, binding_key(parent))
             groups = self._unresolved.get(reported)
             if groups is not None:  # reported once: where it was first needed
-                self.reporter.sink.touch(groups)
+                self._reporter.sink.touch(groups)
                 return None
-            group = self.reporter.sink.open_group()
+            group = self._reporter.sink.open_group()
             try:
-                ref_text = self.reporter.shown_ref(iteration.over, parent)
-                self.reporter.violation(f"iteration.{iteration.name}.unresolved", "error",
+                ref_text = self._reporter.shown_ref(iteration.over, parent)
+                self._reporter.violation(f"iteration.{iteration.name}.unresolved", "error",
                                         f"cannot iterate {iteration.name} over {ref_text}: "
                                         f"{problem}", None, ref_text, scope=parent)
             finally:
-                group = self.reporter.sink.close_group(group)
+                group = self._reporter.sink.close_group(group)
             self._unresolved[reported] = (group,) if group else ()
             return None
 
@@ -177,26 +232,26 @@ class Scopes:
         self.incomplete.add(iteration.name)
         groups = self._over_bound.get(iteration.name)
         if groups is not None:
-            self.reporter.sink.touch(groups)
+            self._reporter.sink.touch(groups)
             return
-        group = self.reporter.sink.open_group()
+        group = self._reporter.sink.open_group()
         try:
-            ref_text = self.reporter.shown_ref(iteration.over, parent)
-            self.reporter.violation(f"iteration.{iteration.name}.too-many-bindings", "error",
+            ref_text = self._reporter.shown_ref(iteration.over, parent)
+            self._reporter.violation(f"iteration.{iteration.name}.too-many-bindings", "error",
                                     f"iteration {iteration.name} over {ref_text} makes more than "
                                     f"{MAX_BINDINGS:,} bindings in one run (the engine's bound); "
                                     f"its rules are not run for the rest", None, ref_text,
                                     scope=parent, expected=f"at most {MAX_BINDINGS:,} bindings",
                                     actual=f"{made:,} so far")
         finally:
-            group = self.reporter.sink.close_group(group)
+            group = self._reporter.sink.close_group(group)
         self._over_bound[iteration.name] = (group,) if group else ()
 
     def _render_label(self, binding: Binding) -> str:
         template = self.spec.iterations[binding.name].label
         if template is not None:
             try:
-                return str(template.render(self.references.filler({**binding.parent,
+                return str(template.render(self._references.filler({**binding.parent,
                                                           binding.name: binding})))
             except (KeyError, Unresolvable, Unavailable):  # unfillable: the default label
                 pass
@@ -242,22 +297,22 @@ class Scopes:
         key = (iteration.name, *map(id, bindings))
         cached = self._siblings.get(key)
         if cached is None:
-            recording = self.reporter.sink.recording()
+            recording = self._reporter.sink.recording()
             try:
                 children = self._children(iteration, parent)
             finally:
-                groups = self.reporter.sink.recorded(recording)
+                groups = self._reporter.sink.recorded(recording)
             cached = self._siblings[key] = (bindings, children, groups)
             if self._within is not None and iteration.name in self._subtree:
                 self._within_siblings.append(key)
         elif cached[2]:
-            self.reporter.sink.touch(cached[2])
+            self._reporter.sink.touch(cached[2])
         return cached[1]
 
-    @staticmethod
-    def _key(scope: dict) -> tuple:
-        """A binding's position: the indices of its iterations, outermost first."""
-        return tuple(binding.index for binding in scope.values())
+
+def binding_key(scope: dict) -> tuple:
+    """A binding's position: the indices of its iterations, outermost first."""
+    return tuple(binding.index for binding in scope.values())
 
 
 def scope_label(scope: dict) -> str | None:
