@@ -120,8 +120,9 @@ def test_every_toy_rule_is_tested_in_the_element_form(tmp_path):
         ELEMENT_FORM
     group, = set(evaluation._passes.groups(range(len(spec.rules))).values())
     assert group.element and group.numbers == (0, 1, 2, 3)
-    # /parts/0/kind read once for toy.event.kind and toy.event.copied: parts, 0, kind, size, n
-    assert group.steps == 5
+    # /parts/0/kind read once for toy.event.kind and toy.event.copied: parts, 0, kind, size,
+    # n; the copy's /events/{event@index}: events (once per item), the element's index
+    assert group.steps == 7
 
 
 def test_a_rule_with_a_when_or_a_template_is_tested_in_the_scope_form(tmp_path):

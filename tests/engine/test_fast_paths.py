@@ -14,9 +14,13 @@ from pathlib import Path
 
 import pytest
 from document_files import compile_text
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flarespec.engine import evaluate as evaluate_module
+from flarespec.engine import paths as paths_module
 from flarespec.engine.evaluate import evaluate
+from flarespec.engine import readers
 from flarespec.engine.scopes import Bindings
 from flarespec.loaders import files as files_module
 from flarespec.loaders import limits as limits_module
@@ -268,3 +272,23 @@ def test_a_parse_error_met_while_hashing_is_reported_where_the_document_loads(tm
     assert [(v.rule, v.file) for v in report.violations][1:] == [
         ("document.item_file.duplicate-key", "items/a.json"),
         ("toy.item.positive", "items/b.json")]
+
+
+CONTAINERS = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-2, 3), st.text(max_size=2)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.sampled_from(["0", "1", "2", "00", "-1", "x"]), inner, max_size=3)),
+    max_leaves=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(container=CONTAINERS, index=st.integers(0, 5))
+def test_a_step_by_the_element_index_reads_what_the_pointer_step_reads(container, index):
+    """readers.by_local (a pass's ``/events/{own@index}``, inline) is paths._index_step."""
+    names = readers.namespace()
+    lines = ["def read(c, index):"] + ["    " + line for line in readers.step_lines(
+        "c", "found", readers.by_local("index"), lambda value: readers.constant(names, value))]
+    lines.append("    return [] if found is _MISSING else [found]")
+    read = readers.compiled(lines, names, "read", "<by index>")
+    assert read(container, index) == paths_module._index_step(container, index)

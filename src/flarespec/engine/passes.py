@@ -18,7 +18,9 @@ one generated function, made once per evaluation:
 
 Inside it each shared value is read once: a document's root once per binding (per parent),
 a fixed selection (engine/readers.py: a path of literal steps) as inline steps, each prefix
-several rules read once; any other reference through its one accessor (engine/access.py),
+several rules read once (in the element form also a pointer of literal keys ending in the
+element's own index, ``/events/{own@index}``: its keys once per parent, its last step by
+the loop's ``index``, ``readers.by_local``); any other reference through its one accessor (engine/access.py),
 its result kept for the rules after it. Each rule is then tested on the raw values by its
 kind's inline test (``Kind.inline``, for a static argument, or for the skeleton of an
 argument read here when the kind takes one: engine/inline.py), else its kind's verdict
@@ -44,7 +46,14 @@ from typing import Any, Callable
 
 from flarespec.engine.inline import Dynamic, dynamic_source, inline_source, static
 from flarespec.engine.problems import ArgumentNotSingle
-from flarespec.engine.readers import MAX_GENERATED_STEPS, compiled, constant, namespace, step_lines
+from flarespec.engine.readers import (
+    MAX_GENERATED_STEPS,
+    by_local,
+    compiled,
+    constant,
+    namespace,
+    step_lines,
+)
 from flarespec.engine.refs import ArgRef, ArgTemplate, Condition, refs_in
 
 UNREAD = object()  # a shared value not read yet (or whose read raised: read again)
@@ -226,6 +235,7 @@ class _Builder:
         self._hoisted: list[str] = []  # pure reads, before the rules (per call or element)
         self._outer: list[str] = []  # element form: per parent, before the loop
         self._guarded: list[str] = []  # variables set to _UNREAD where reads start
+        self._per_element: set[str] = set()  # element form: those set anew per element
         self._reads: dict[tuple, str] = {}  # (root, steps) -> variable
         self._getters: dict[int, tuple[str, str]] = {}  # accessor -> (variable, reader)
         self._chain: tuple = ()
@@ -298,10 +308,11 @@ class _Builder:
             return ref.jsonpath.fixed_steps()
         return ref.pointer.fixed_steps()
 
-    def _fixed(self, ref) -> str | None:
+    def _fixed(self, ref, steps: tuple | None = None) -> str | None:
         """The variable holding the value a fixed selection reads (``_MISSING`` when a step
-        finds nothing), or None when the reference is not read inline."""
-        steps = self._steps_of(ref)
+        finds nothing), or None when the reference is not read inline; ``steps``: these
+        steps of the reference's target instead of its own."""
+        steps = self._steps_of(ref) if steps is None else steps
         if steps is None or self._steps + len(steps) > MAX_GENERATED_STEPS:
             return None
         root = self._pure_root(ref)
@@ -344,6 +355,37 @@ class _Builder:
             variable = found
         return variable
 
+    def _indexed(self, ref) -> str | None:
+        """Element form: the variable holding what a pointer of literal keys ending in the
+        element's own index reads (``/events/{own@index}``): the keys read inline as a fixed
+        selection (a document's once per parent), the last step by ``index`` per element
+        (``readers.by_local``); None for any other reference."""
+        if self._own is None or ref.pinned or ref.metadata or ref.template is not None \
+                or ref.pointer is None:
+            return None
+        split = ref.pointer.index_steps()
+        if split is None:
+            return None
+        placeholder, steps = split
+        if placeholder.reference or placeholder.name != self._own or \
+                placeholder.meta != "index" or placeholder.members or \
+                self._steps + len(steps) + 1 > MAX_GENERATED_STEPS:
+            return None
+        container = self._fixed(ref, steps)
+        if container is None:
+            return None
+        key = ("by index", container)
+        variable = self._reads.get(key)
+        if variable is None:
+            variable = self._reads[key] = self._fresh("e")
+            self._guarded.append(variable)
+            self._per_element.add(variable)
+            self._steps += 1
+        self._emit(f"if {variable} is _UNREAD:")
+        for line in step_lines(container, variable, by_local("index"), self._constant):
+            self._emit("    " + line)
+        return variable
+
     def _getter(self, ref) -> str:
         """A variable holding the reference's values here, read through its accessor (once
         per binding, or per element in the element form)."""
@@ -352,6 +394,7 @@ class _Builder:
         if known is None:
             variable = self._fresh("g")
             self._guarded.append(variable)
+            self._per_element.add(variable)
             if self._own is not None:
                 self._calls_getters = True
                 read = self._constant(accessor.element_values(self._own))
@@ -371,6 +414,8 @@ class _Builder:
                 and not ref.pinned:
             return "one", "index"
         variable = self._fixed(ref)
+        if variable is None:
+            variable = self._indexed(ref)
         if variable is not None:
             return "one", variable
         return "list", self._getter(ref)
@@ -543,8 +588,8 @@ class _Builder:
                 lines.append(f"    {guarded} = _UNREAD")
             lines += [*self._lines, "    return", "    yield"]
         else:
-            per_element = [v for v in self._guarded if v.startswith("g")]
-            per_parent = [v for v in self._guarded if not v.startswith("g")]
+            per_element = [v for v in self._guarded if v in self._per_element]
+            per_parent = [v for v in self._guarded if v not in self._per_element]
             lines = ["def check(x, values):", "    cursor = x.cursor"]
             lines += ["    " + line for line in self._outer]
             if per_parent:

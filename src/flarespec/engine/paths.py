@@ -193,12 +193,29 @@ class PointerTemplate:
         ``values(value, fill)`` is ``step(prefix(value)[0], fill(placeholder))`` when the
         prefix finds its value and [] when not. A caller reads the prefix once for many
         indices (an element plan: once per parent). None for any other pointer."""
+        split = self._split_at_index()
+        if split is None:
+            return None
+        single, prefix = split
+        return single, prefix.reader(), _index_step
+
+    def index_steps(self) -> tuple[str, tuple] | None:
+        """``split_at_index`` for generated code: (the placeholder, the fixed steps of the
+        literal keys before it, engine/readers.py), the last step then read by the integer
+        as ``readers.step_lines`` reads a step ``by_local``; None for any other pointer."""
+        split = self._split_at_index()
+        if split is None:
+            return None
+        single, prefix = split
+        steps = prefix.fixed_steps()
+        return None if steps is None else (single, steps)
+
+    def _split_at_index(self) -> tuple[str, "PointerTemplate"] | None:
         *head, (_, _, single, segment) = self._steps
         if single is None or segment is not None or any(
                 placeholder is not None or other is not None for _, _, placeholder, other in head):
             return None
-        prefix = PointerTemplate(self.source, self.segments[:-1])
-        return single, prefix.reader(), _index_step
+        return single, PointerTemplate(self.source, self.segments[:-1])
 
 
 def _index_step(value: Any, number: int) -> list:

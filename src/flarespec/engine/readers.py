@@ -33,6 +33,24 @@ MAX_GENERATED_STEPS = 64
 _READERS: dict[tuple, Callable[..., list]] = {}
 
 
+class Local:
+    """A step's name and index read from a local int variable of the generated code (a
+    pointer segment filled with an element's own index, ``/events/{own@index}``: what
+    ``paths._index_step`` reads, an object's member named by the int's decimal text, a
+    list's element at it). ``by_local(variable)`` is that step."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: str):
+        self.variable = variable
+
+
+def by_local(variable: str) -> Step:
+    """The step that reads by the int in the local ``variable`` (``Local``)."""
+    local = Local(variable)
+    return local, local
+
+
 def step_lines(source: str, target: str, step: Step, constant: Callable[[Any], str],
                missing: str | None = None) -> list[str]:
     """Python lines setting ``target`` to what ``step`` reads from ``source``; when it reads
@@ -42,11 +60,13 @@ def step_lines(source: str, target: str, step: Step, constant: Callable[[Any], s
     name, index = step
     lines, keyword = [], "if"
     if name is not None:
-        key = constant(name)
+        key = f"str({name.variable})" if isinstance(name, Local) else constant(name)
         lines.append(f"if isinstance({source}, dict) and {key} in {source}: {target} = {source}[{key}]")
         keyword = "elif"
     if index is not None:
-        if type(index) is not int:
+        if isinstance(index, Local):
+            index = index.variable
+        elif type(index) is not int:
             raise TypeError(f"a step's index is an int, not {index!r}")
         lines.append(f"{keyword} isinstance({source}, list) and -len({source}) <= {index} < "
                      f"len({source}): {target} = {source}[{index}]")
