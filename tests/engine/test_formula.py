@@ -446,11 +446,12 @@ _RESOLVED = {"a": {"b": [1, 2]}, "events": [{"ids": [1, 2]}, {"ids": []}, {"ids"
 @pytest.mark.parametrize("path", ["$", "a", "a.b", "a.b.0", "a.b.*", "events.*.ids",
                                   "events.*.ids.*", "m.2", "list.1", "list.5", "a.c", "s.x",
                                   "n.x", "s.*", "events.*.missing", "events.*.ids.*.x",
-                                  "a.b.*.c", "list.*"])
+                                  "a.b.*.c", "list.*", "events.2.ids.0", "events.1.ids.0",
+                                  "events.*.ids.0", "list.01", "a.b.-1"])
 def test_the_values_walk_is_the_worded_walk(path):
     """A field's values are walked without spelling the places walked; whatever that walk
-    does not take (an index, an integer key, a failure) is the worded walk's, so the value
-    or the error is the worded walk's own."""
+    does not take (an integer key, a failure) is the worded walk's, so the value or the
+    error is the worded walk's own."""
     from flarespec.engine.formula import FieldPath, _resolve, _resolve_worded
 
     field = FieldPath(path, () if path == "$" else tuple(path.split(".")))

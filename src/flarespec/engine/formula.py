@@ -564,9 +564,10 @@ def _is_mapping(value: object) -> bool:
 def _resolve(root: object, path: FieldPath) -> object:
     """Follow path from root; a '*' fans out over a list and the results are flattened,
     so a wildcard path yields the list of everything it reached. The values alone are
-    walked first (an object's member by its name, a list's items for '*'); any other step
-    (an index, a YAML integer key, a missing member: a failure) is left to the walk that
-    also spells the places walked, for its message (``_resolve_worded``), from the root."""
+    walked first (an object's member by its name, a list's item by its index, a list's
+    items for '*'); any other step (a YAML integer key, a missing member: a failure) is left
+    to the walk that also spells the places walked, for its message (``_resolve_worded``),
+    from the root."""
     reached = [root]
     for segment in path.segments:
         following: list = []
@@ -577,9 +578,13 @@ def _resolve(root: object, path: FieldPath) -> object:
                 following.extend(current)
         else:
             for current in reached:
-                if not (_is_mapping(current) and segment in current):
+                if _is_mapping(current) and segment in current:
+                    following.append(current[segment])
+                elif isinstance(current, _SEQUENCES) and segment.isdigit() \
+                        and int(segment) < len(current):  # an index, as _step reads it
+                    following.append(current[int(segment)])
+                else:
                     return _resolve_worded(root, path)
-                following.append(current[segment])
         reached = following
     return reached if "*" in path.segments else reached[0]
 
@@ -738,8 +743,9 @@ def _call(node: FunctionCall, value: object, refs: Mapping[str, object], many: b
     items = _list_argument(name, first, value, refs)
     if name == "len":
         return len(items)
-    if name == "count":
-        return sum(len(item) if isinstance(item, _SEQUENCES) else 1 for item in items)
+    if name == "count":  # each item that is a list counts its items, any other one 1
+        nested = [len(item) for item in items if isinstance(item, _SEQUENCES)]
+        return len(items) - len(nested) + sum(nested)
     numbers = items if type(first) not in _LEAVES else _numbers(items, _words(first))
     if name != "sum" and len(numbers) < (2 if name == "stdev" else 1):
         raise EvaluationError(f"{name}() of an empty list ({_words(first)})" if not numbers else
