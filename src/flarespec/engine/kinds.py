@@ -426,13 +426,14 @@ SAME_AS = Keys({"other": ANYTHING,
                required=("other",))
 
 
-def _bounds(arg: dict, measured: float, what: str) -> Iterator[Failure]:
+def _bounds(arg: dict, measured: float, what: Callable[[], str]) -> Iterator[Failure]:
+    """A size's bounds; ``what()`` words the size, asked only for a failure."""
     if "equals" in arg and measured != arg["equals"]:
-        yield Failure(f"{what} is {measured}, expected {arg['equals']}", arg["equals"], measured)
+        yield Failure(f"{what()} is {measured}, expected {arg['equals']}", arg["equals"], measured)
     if "min" in arg and measured < arg["min"]:
-        yield Failure(f"{what} is {measured}, expected at least {arg['min']}", arg["min"], measured)
+        yield Failure(f"{what()} is {measured}, expected at least {arg['min']}", arg["min"], measured)
     if "max" in arg and measured > arg["max"]:
-        yield Failure(f"{what} is {measured}, expected at most {arg['max']}", arg["max"], measured)
+        yield Failure(f"{what()} is {measured}, expected at most {arg['max']}", arg["max"], measured)
 
 
 def _not_an_object(value) -> Failure:
@@ -644,7 +645,7 @@ def length(ctx, value, arg, at) -> Iterator[Failure]:
     if not isinstance(value, (list, str, dict)):
         yield Failure(f"is {json_type(value)}, has no length", arg, value)
         return
-    yield from _bounds(arg, len(value), "length")
+    yield from _bounds(arg, len(value), lambda: "length")
 
 
 @inline_test("length")
@@ -666,7 +667,8 @@ def count(ctx, values: list, arg, at) -> Iterator[Failure]:
     With ``where``, only the matches that satisfy that one assertion are counted (its
     verdict, as ``not`` takes it).
     """
-    what = "match count"
+    def what() -> str:
+        return "match count"
     if arg.get("where"):
         (name, inner), = arg["where"].items()
         kind = KINDS[name]
@@ -675,7 +677,9 @@ def count(ctx, values: list, arg, at) -> Iterator[Failure]:
             values = [value for value in values if holds(value)]
         except Exception:  # it may need the context (a manifest kind under not): as always
             values = [value for value in values if kind.holds_alone(ctx, value, inner)]
-        what = f"count of matches with {name} {_written(inner)}"
+
+        def what() -> str:  # worded for a failure only
+            return f"count of matches with {name} {_written(inner)}"
     yield from _bounds(arg, len(values), what)
 
 
