@@ -186,14 +186,16 @@ def test_receipts_identity_compares_bytes_after_the_spec_directory_and_hook_dige
 
 def test_bench_layers_measures_each_layer_against_the_floor(tmp_path):
     """``benchmarks/bench_layers.py``: the floor, loading alone, with shapes, and the full
-    evaluation, each a figure and a ratio (never asserted beyond being there)."""
+    evaluation, each a figure and a ratio, and the start-up of a measure process against
+    the pair's floor (never asserted beyond being there)."""
     completed = subprocess.run(
         [sys.executable, str(RUN.parent / "bench_layers.py"), "--repetitions", "1", "--rounds", "1",
          "--json"], capture_output=True, text=True, timeout=120,
         env={**os.environ, "TMPDIR": str(tmp_path)})
     assert completed.returncode == 0, completed.stderr
     layers = json.loads(completed.stdout)
-    assert list(layers) == ["floor", "loading", "shapes", "full"]
+    assert list(layers) == ["floor", "loading", "shapes", "full", "start-up"]
     assert all(layer["cpu_s"] > 0 for layer in layers.values())
     assert layers["floor"]["x_floor"] == 1.0
+    assert layers["start-up"]["x_pair_floor"] > 0  # a measure process's, before its packet
     assert list(tmp_path.iterdir()) == []  # the packet is removed
