@@ -64,6 +64,7 @@ from flarespec.engine.values import (
     JSON_TYPES,
     canonical_key,
     compiled_pattern,
+    full_match,
     differences,
     is_finite_number,
     is_integral_number,
@@ -537,7 +538,7 @@ def regex(ctx, value, arg, at) -> Iterator[Failure]:
     backreferences or lookaround (rejected at spec load), and ``\\d``/``\\w`` are ASCII."""
     if isinstance(value, str):
         try:
-            if compiled_pattern(arg).fullmatch(value):
+            if full_match(arg)(value):
                 return
         except UnicodeEncodeError:  # a lone surrogate (JSON "\ud800") is no Unicode text
             yield Failure(f"is not valid Unicode text (a lone surrogate), so it cannot match "
@@ -551,8 +552,8 @@ def _regex_inline(subject, arg, constant):
     """The pattern's compiled full match, asked once (a lone surrogate raises: not known)."""
     if type(arg) is not str:
         return None
-    matches = constant(compiled_pattern(arg).fullmatch)
-    return f"(type({subject}) is str and {matches}({subject}) is not None)"
+    matches = constant(full_match(arg))
+    return f"(type({subject}) is str and {matches}({subject}))"
 
 
 @assertion("starts_with", argument=TEXT, diff=d.whole(d.prefix_verdict))

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from flarespec.engine.values import compiled_pattern, json_type, strict_equal
+from flarespec.engine.values import full_match, json_type, strict_equal
 from flarespec.loaders.locations import child_location
 from flarespec.engine.outcome import shown
 
@@ -334,13 +334,13 @@ def _scalar_checks(node: dict, *, bounds: bool = True) -> list[Callable[[Any], P
         checks.append(_length(node["length"]))
     if "pattern" in node:
         pattern = node["pattern"]
-        program = compiled_pattern(pattern)
+        matches_whole = full_match(pattern)
 
         def matches(value):
             if type(value) is not str:
                 return None
             try:
-                if program.fullmatch(value):
+                if matches_whole(value):
                     return None
             except UnicodeEncodeError:  # a lone surrogate is no Unicode text
                 pass

@@ -16,11 +16,12 @@ import json
 import math
 import pickle
 from decimal import Decimal
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import re2
 
 from flarespec.engine.outcome import json_text
+from flarespec.loaders.linear import full_matcher
 from flarespec.loaders.locations import child_location
 
 _RE2_OPTIONS = re2.Options()
@@ -36,6 +37,13 @@ def compiled_pattern(pattern: str):
     and no lookaround, and ``\d``, ``\w``, ``\s``, ``\b`` are ASCII-only."""
     return re2.compile(pattern, _RE2_OPTIONS)
 
+
+@functools.cache
+def full_match(pattern: str) -> Callable[[str], bool]:
+    """Whether a text matches the spec regex ``pattern`` whole (compiled_pattern's
+    ``fullmatch``, asked yes or no: loaders/linear.py). A lone surrogate raises
+    ``UnicodeEncodeError``: it is no Unicode text."""
+    return full_matcher(compiled_pattern(pattern))
 
 
 JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")

@@ -125,7 +125,7 @@ _scan = _DECODER.scan_once
 
 
 _UNDECIDED = object()
-_compiled = []  # [jiter.from_json, RE2 search over bytes, over str], imported on first use
+_compiled = []  # [jiter.from_json, RE2 searched over bytes, over str], imported on first use
 # What could make a number out of a double's range or an integer longer than the digit
 # limit: a number token (after the start, a blank, '[', ',' or ':'; before the end, a blank,
 # ',', ']' or '}', as RFC 8259's grammar puts it) with an exponent of 100 or more (a
@@ -141,15 +141,16 @@ def _imported() -> list:
     if not _compiled:
         import jiter
         import re2
-        _compiled.extend((jiter.from_json, re2.compile(_OVERFLOW_PATTERN.encode()).search,
-                          re2.compile(_OVERFLOW_PATTERN).search))
+
+        from flarespec.loaders.linear import searcher
+        _compiled.extend((jiter.from_json, searcher(re2.compile(_OVERFLOW_PATTERN.encode())),
+                          searcher(re2.compile(_OVERFLOW_PATTERN))))
     return _compiled
 
 
 def might_overflow(text: bytes | str) -> bool:
     """True when ``text`` may hold a number the stdlib path refuses and jiter does not."""
-    search = (_compiled or _imported())[1 if type(text) is bytes else 2]
-    return search(text) is not None
+    return (_compiled or _imported())[1 if type(text) is bytes else 2](text)
 
 
 # The outside-strings scan of might_overflow_json; False scans every text whole (the
