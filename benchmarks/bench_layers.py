@@ -18,6 +18,9 @@ is its own row:
   command imported, the spec chosen for the packet from the compiled-spec cache), a fresh
   process each round, its CPU (``getrusage``) minus a bare ``python -c`` process's; its
   ratio is to the *pair's* floor (two such packets), since ``measure`` starts once per pair.
+  Its bytecode is kept as an installed package's is (``run.source_env``, in the run's
+  scratch directory, written by an untimed first round): a machine that sets
+  ``PYTHONDONTWRITEBYTECODE`` would otherwise time the compiler on every module.
 
     python benchmarks/bench_layers.py --repetitions 20
     python benchmarks/bench_layers.py --packet DIR/packet.json --rounds 9
@@ -35,6 +38,7 @@ import time
 from pathlib import Path
 
 from bench_validate import floor
+from run import source_env
 
 SPEC_ID = "flare/bce032c0"
 LAYERS = ("floor", "loading", "shapes", "full")
@@ -75,17 +79,19 @@ def measured(spec, entry: Path, layer: str) -> float:
         Evaluation._apply_rules, shape_owner._has_shape = apply, has_shape
 
 
-def child_cpu(entry: Path, source: str) -> float:
-    """The CPU seconds of a fresh ``python -c source`` process (``sys.argv[1]``: the entry)."""
+def child_cpu(entry: Path, source: str, scratch: Path) -> float:
+    """The CPU seconds of a fresh ``python -c source`` process (``sys.argv[1]``: the entry),
+    its bytecode kept as an installed package's is (``run.source_env``: in ``scratch``)."""
     done = subprocess.run([sys.executable, "-c", source + _CPU_SO_FAR, str(entry)],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True,
+                          env=source_env(None, scratch))
     return float(done.stdout.split()[-1])
 
 
-def start_up(entry: Path) -> float:
+def start_up(entry: Path, scratch: Path) -> float:
     """One round of the start-up row: the measure process's CPU before its first packet,
     a bare interpreter's taken out."""
-    return child_cpu(entry, _MEASURE_START) - child_cpu(entry, "")
+    return child_cpu(entry, _MEASURE_START, scratch) - child_cpu(entry, "", scratch)
 
 
 def main() -> None:
@@ -106,12 +112,12 @@ def main() -> None:
             entry = write_packet(Path(scratch) / "packet", spec, repetitions=options.repetitions,
                                  full_prompts=True)
         measured(spec, entry, "full")  # warm: bytecode, caches
-        start_up(entry)  # warm: the compiled-spec cache as a fresh process finds it
+        start_up(entry, Path(scratch))  # warm: bytecode and the compiled-spec cache
         times = {layer: [] for layer in (*LAYERS, "start-up")}
         for _ in range(options.rounds):
             for layer in LAYERS:
                 times[layer].append(measured(spec, entry, layer))
-            times["start-up"].append(start_up(entry))
+            times["start-up"].append(start_up(entry, Path(scratch)))
     best = {layer: min(values) for layer, values in times.items()}
     result = {layer: {"cpu_s": round(best[layer], 4), "x_floor": round(best[layer] / best["floor"], 2)}
               for layer in LAYERS}
