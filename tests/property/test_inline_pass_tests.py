@@ -40,14 +40,13 @@ from flarespec.engine.inline import (
     predicate,
     static,
 )
+from flarespec.engine.formula import FormulaError, compile_formula
 from flarespec.engine.kinds import KINDS
 from flarespec.engine.refs import ArgRef, ArgTemplate, compile_ref
 from flarespec.engine.values import JSON_TYPES
 
 # the kinds without an inline test, and why: the reporting path always decides them
 NO_INLINE = {
-    "formula": "evaluates a compiled formula over the value and its refs: no cheap "
-               "expression is exact for it",
     "not": "holds when the inner kind fails, and an inner inline test that is not true "
            "means 'not known', never 'fails'",
     "manifest_lists_all": "asks the engine for the named documents' paths (context)",
@@ -209,6 +208,50 @@ def _order_equals(data, subject):
     return like(data, subject)
 
 
+# formulas over the members a, b, c.d, e.0 (and a.0: an index, or the key "0"): every
+# part the integer verdict takes (int literals, + - *, negation, len, comparisons, and/or/
+# not) and some it does not (a float literal, /, abs, count, a '*'), drawn as text
+FIELDS = st.sampled_from(["a", "b", "c.d", "e.0", "a.0", "$.a"])
+NUMBER_TEXT = st.recursive(
+    st.one_of(FIELDS, FIELDS, st.sampled_from(["0", "1", "1", "2", "-1", "len(a)", "len(e)"]),
+              st.sampled_from(["count(e)", "count(e.*)", "len(e.*)", "count(e.*.d)",
+                               "1.0", "1e0", "abs(a)", "sum(e)", str(2 ** 1023)])),
+    lambda inner: st.one_of(
+        st.tuples(inner, st.sampled_from(["+", "-", "*", "/"]), inner).map(" ".join),
+        inner.map(lambda text: f"-({text})")), max_leaves=4)
+COMPARE = st.sampled_from(["==", "!=", "<", "<=", ">", ">="])
+COMPARISON_TEXT = st.one_of(  # often a member against a small number: the edges of its type
+    st.tuples(NUMBER_TEXT, COMPARE, NUMBER_TEXT).map(" ".join),
+    st.tuples(FIELDS, COMPARE, st.sampled_from(["0", "1", "2"])).map(" ".join))
+CONDITION_TEXT = st.recursive(COMPARISON_TEXT, lambda inner: st.one_of(
+    st.tuples(inner, st.sampled_from(["and", "or"]), inner).map(lambda t: f"({t[0]}) {t[1]} ({t[2]})"),
+    inner.map(lambda text: f"not ({text})")), max_leaves=3)
+SMALL = st.integers(-1, 2)
+MEMBER = st.one_of(SMALL, SMALL, SMALL, st.booleans(), st.booleans(), INTEGERS, FLOATS, TEXT,
+                   st.none(), st.lists(SMALL, max_size=3), VALUES)
+FORMULA_SUBJECTS = st.one_of(st.fixed_dictionaries(
+    {"a": MEMBER, "b": MEMBER, "c": st.one_of(st.fixed_dictionaries({"d": MEMBER}), MEMBER),
+     "e": st.one_of(st.lists(MEMBER, max_size=2), MEMBER)}), ANY,
+    st.fixed_dictionaries({"a": st.one_of(st.fixed_dictionaries({"0": MEMBER}),
+                                          st.lists(MEMBER, max_size=2)), "b": MEMBER}),
+    st.fixed_dictionaries({"a": MEMBER, "b": MEMBER}).map(Mapping))
+
+
+def _formula(source, **more):
+    return {"compiled": compile_formula(source), **more}
+
+
+def _formula_argument(data, subject):
+    source = data.draw(st.one_of(CONDITION_TEXT, CONDITION_TEXT, CONDITION_TEXT, NUMBER_TEXT))
+    try:
+        arg = _formula(source)
+    except FormulaError:  # a wildcard outside a list argument, say: not a formula
+        arg = _formula("a == 1")
+    if data.draw(st.integers(0, 5)) == 0:
+        arg["rel_tol"] = data.draw(st.sampled_from([0.0, 1e-9, 0.5]))
+    return arg
+
+
 ARGUMENTS = {
     "present": lambda data, subject: data.draw(st.booleans()),
     "absent": lambda data, subject: data.draw(st.booleans()),
@@ -233,6 +276,7 @@ ARGUMENTS = {
     "keys": _keys,
     "includes": _includes,
     "same_as": _same_as,
+    "formula": _formula_argument,
 }
 
 
@@ -251,6 +295,7 @@ SUBJECTS = {
     "monotonic": st.one_of(st.lists(NUMBERS, max_size=4).map(_sorted_numbers),
                            st.lists(st.one_of(NUMBERS, ANY), max_size=4)),
     "unique": st.lists(st.one_of(st.integers(0, 3), TEXT, NUMBERS, ANY), max_size=4),
+    "formula": FORMULA_SUBJECTS,
     "order_equals": st.one_of(st.lists(VALUES, max_size=3), st.sampled_from(
         [[], ["r0.a", "r0.b"], ["r0.a", "r0.b", "r1.a", "r1.b"], ["r0.b", "r0.a"],
          ["r0.a", Text("r0.b")]])),
@@ -318,6 +363,15 @@ FAILING = {
     "same_as": [({"other": 1}, True), ({"other": {"a": 1}}, {"a": 1.0}),
                 ({"other": [NAN]}, [0.0]), ({"other": None}, 0),
                 ({"other": {}, "allow_extra": {"keys": ["\ud800"], "when": True}}, {})],
+    "formula": [(_formula("a == 1"), {"a": True}), (_formula("a + b == 3"), {"a": 1, "b": "2"}),
+                (_formula("a == b"), {"a": 1}), (_formula("a * a > 0"), {"a": 2 ** 600}),
+                (_formula("len(a) == 1"), {"a": 5}), (_formula("e.1 == 0"), {"e": [0]}),
+                (_formula("not a == 1"), {"a": 1}), (_formula("a == 0 or b == 2"),
+                                                     {"a": 1, "b": "2"}),
+                (_formula("a < b"), {"a": 2, "b": 1}), (_formula("a - b == 0"), {"a": 1, "b": None}),
+                (_formula("a == 1", rel_tol=0.5), {"a": 3}), (_formula("a.0 == 1"), {"a": {}}),
+                (_formula("count(e) == 2"), {"e": "ab"}), (_formula("count(e.*) == 2"), {"e": [1]}),
+                (_formula("count(e) == 1"), {"e": [Sequence([1, 2])]})],
 }
 
 # (argument, subject) where the inline test must say "holds": it is not vacuous
@@ -345,6 +399,13 @@ WITNESSES = {
     "keys": [(["a", "b"], {"b": 1, "a": 2}), ([], {})],
     "includes": [({"a": 1}, {"a": 1, "b": 2}), ({}, {})],
     "same_as": [({"other": {"a": [1]}}, {"a": [1]})],
+    "formula": [(_formula("total == a + b"), {"total": 3, "a": 1, "b": 2}),
+                (_formula("a <= b.0"), {"a": 1, "b": [2]}), (_formula("-a < 0"), {"a": 1}),
+                (_formula("len(x) == 2 and not a > 3"), {"x": "ab", "a": 1}),
+                (_formula("a - b == 0 or b == 1"), {"a": 5, "b": 1}),
+                (_formula("a.0 == 7"), {"a": {"0": 7}}), (_formula("a * 2 != 3"), {"a": 1}),
+                (_formula("n == count(e.*.t.*)"), {"n": 4, "e": [{"t": [1, 2]}, {"t": [[3, 4]]}]}),
+                (_formula("len(e.*) == 2"), {"e": [[1, 2], [3]]})],
 }
 
 
@@ -449,7 +510,19 @@ TRAPS = {
     or "True",
     "same_as": lambda subject, arg, constant: f"{subject} == {constant(arg['other'])}",
     "length": _source("len({S}) == {C}.get('equals', len({S}))"),
+    # a boolean read as the int it is in Python: the formula's numbers are never booleans
+    "formula": lambda subject, arg, constant: None if (
+        verdict := arg["compiled"].integer_verdict()) is None else
+    f"({constant(verdict)}({constant(_booleans_as_ints)}({subject})) is True)",
 }
+
+
+def _booleans_as_ints(value):
+    if isinstance(value, bool):
+        return int(value)
+    if type(value) is dict:
+        return {key: _booleans_as_ints(item) for key, item in value.items()}
+    return [_booleans_as_ints(item) for item in value] if type(value) is list else value
 
 
 @pytest.mark.parametrize("name", sorted(TRAPS))
@@ -482,6 +555,10 @@ def _ref(source="doc:$.x"):
     ("starts_with", ArgTemplate(None)),
     ("range", {"min": _ref()}),
     ("count", {"equals": 1, "where": {"type": "integer"}}),  # counting needs the verdict
+    ("formula", {"compiled": compile_formula("a == @b"), "refs": {"b": _ref()}}),
+    ("formula", {"compiled": compile_formula("a * 1e9 / b > 0")}),  # a float, a division
+    ("formula", {"compiled": compile_formula("a == 1"), "abs_tol": 0.5}),  # a tolerance
+    ("formula", {"compiled": compile_formula("a + 1")}),  # a number, not a condition
     ("range", {"min": "1"}),  # misses the kind's schema: the reporting path words why
     ("type", "float"),
     ("monotonic", "decreasing"),

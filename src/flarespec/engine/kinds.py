@@ -1015,6 +1015,18 @@ def formula(ctx, value, arg, at) -> Iterator[Failure]:
                       result.actual)
 
 
+@inline_test("formula")
+def _formula_inline(subject, arg, constant):
+    """Where every number the formula reads and computes is an int, its exact verdict over
+    them (``Formula.integer_verdict``: no tolerance, no @name); None for a formula with a
+    part that verdict does not take."""
+    if not isinstance(arg, dict) or arg.get("rel_tol") or arg.get("abs_tol") \
+            or arg.get("refs") or "compiled" not in arg:
+        return None
+    verdict = arg["compiled"].integer_verdict()
+    return None if verdict is None else f"({constant(verdict)}({subject}) is True)"
+
+
 def _negated(name: str, old, new) -> list:
     """``not``'s diff: the inner assertion's changes, each direction flipped."""
     if not (isinstance(old, dict) and isinstance(new, dict)):
