@@ -167,8 +167,10 @@ def _length(data, subject):
 
 def _count(data, subject):
     arg = _sizes(data, len(subject))
-    if data.draw(st.integers(0, 4)) == 0:
-        arg["where"] = {"type": "integer"}
+    if data.draw(st.integers(0, 3)) == 0:
+        arg["where"] = data.draw(st.sampled_from([
+            {"type": "integer"}, {"not": {"equals": None}}, {"unique": True},
+            {"not": {"one_of": [1, "a"]}}, {"range": {"min": 0}}]))
     return arg
 
 
@@ -348,7 +350,10 @@ FAILING = {
                  (True, "1"), (True, math.inf)],
     "length": [({"equals": 1}, 1), ({"min": 1}, True), ({"equals": 0}, None),
                ({"max": 1}, "ab"), ({"equals": 1}, 1.0)],
-    "count": [({"equals": 1}, []), ({"min": 2}, [1]), ({"max": 0}, [None])],
+    "count": [({"equals": 1}, []), ({"min": 2}, [1]), ({"max": 0}, [None]),
+              ({"equals": 1, "where": {"type": "integer"}}, [1.0, True]),
+              ({"min": 1, "where": {"not": {"equals": None}}}, [None, None]),
+              ({"max": 0, "where": {"unique": True}}, [[1, 1], 2])],
     "unique": [(True, [NAN, float("nan")]), (True, [1, 1]), (True, ["a", "a"]),
                (True, [[1], [1]]), (True, [NAN, NAN])],
     "order_equals": [([1], [True]), ([1], [1.0]), ([NAN], [NAN]), (["a", "b"], ["b", "a"]),
@@ -389,7 +394,9 @@ WITNESSES = {
     "finite": [(True, 1), (True, 1.5), (True, 10 ** 400), (False, NAN)],
     "integral": [(True, 1), (True, 2.0), (False, 1.5)],
     "length": [({"equals": 2}, "ab"), ({"min": 1}, [1]), ({"max": 1}, {})],
-    "count": [({"equals": 2}, [1, 2]), ({"min": 0}, [])],
+    "count": [({"equals": 2}, [1, 2]), ({"min": 0}, []),
+              ({"equals": 1, "where": {"not": {"equals": None}}}, [None, "stop", None]),
+              ({"equals": 2, "where": {"type": "integer"}}, [1, 1.0, 2, True])],
     "unique": [(True, [1, 2, "1"]), (True, []), (False, [1, 1])],
     "order_equals": [(["a", 1], ["a", 1]),
                      ({"format": "r{r}.{k}", "product": {"r": {"range": 1}, "k": ["a", "b"]}},
@@ -554,7 +561,7 @@ def _ref(source="doc:$.x"):
     ("same_as", {"other": _ref()}),
     ("starts_with", ArgTemplate(None)),
     ("range", {"min": _ref()}),
-    ("count", {"equals": 1, "where": {"type": "integer"}}),  # counting needs the verdict
+    ("count", {"equals": 1, "where": {"manifest_digests": ["x"]}}),  # the inner kind: context
     ("formula", {"compiled": compile_formula("a == @b"), "refs": {"b": _ref()}}),
     ("formula", {"compiled": compile_formula("a * 1e9 / b > 0")}),  # a float, a division
     ("formula", {"compiled": compile_formula("a == 1"), "abs_tol": 0.5}),  # a tolerance

@@ -686,12 +686,20 @@ def count(ctx, values: list, arg, at) -> Iterator[Failure]:
 
 @inline_test("count")
 def _count_inline(subject, arg, constant):
-    """The number of matches within the bounds; none with ``where`` (an inner inline test
-    may say "not known", so it cannot count)."""
+    """The number of matches within the bounds; with ``where``, of the matches its
+    assertion holds for by that kind's own verdict, bound once here as ``count`` binds it
+    per call (an inner inline test cannot count: it may say "not known"). None for an
+    inner kind that reads the context."""
+    counted = f"len({subject})"
     if arg.get("where"):
-        return None
+        (name, inner), = arg["where"].items()
+        kind = KINDS[name]
+        if kind.context:
+            return None
+        holds = kind.verdict(inner, alone=True)
+        counted = f"len(list(filter({constant(holds)}, {subject})))"
     operators = {"equals": "==", "min": ">=", "max": "<="}
-    tests = [f"len({subject}) {operators[key]} {constant(bound)}"
+    tests = [f"{counted} {operators[key]} {constant(bound)}"
              for key, bound in arg.items() if key in operators]
     return "(" + " and ".join(tests) + ")" if tests else "True"
 
