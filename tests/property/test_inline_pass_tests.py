@@ -47,8 +47,6 @@ from flarespec.engine.values import JSON_TYPES
 
 # the kinds without an inline test, and why: the reporting path always decides them
 NO_INLINE = {
-    "not": "holds when the inner kind fails, and an inner inline test that is not true "
-           "means 'not known', never 'fails'",
     "manifest_lists_all": "asks the engine for the named documents' paths (context)",
     "manifest_lists_only": "asks the engine for the named documents' paths (context)",
     "manifest_digests": "asks the engine for the files' digests (context)",
@@ -254,6 +252,16 @@ def _formula_argument(data, subject):
     return arg
 
 
+def _not(data, subject):
+    """An inner assertion near the subject: equal to it or its twin, one of options, a
+    type, a range, or one that asks the context."""
+    return data.draw(st.sampled_from([
+        {"equals": like(data, subject)}, {"one_of": [like(data, subject), 1]},
+        {"type": data.draw(st.sampled_from(JSON_TYPES))}, {"range": {"min": 0}},
+        {"equals": None}, {"not": {"equals": like(data, subject)}},
+        {"count": {"equals": 1, "where": {"type": "integer"}}}]))
+
+
 ARGUMENTS = {
     "present": lambda data, subject: data.draw(st.booleans()),
     "absent": lambda data, subject: data.draw(st.booleans()),
@@ -279,6 +287,7 @@ ARGUMENTS = {
     "includes": _includes,
     "same_as": _same_as,
     "formula": _formula_argument,
+    "not": _not,
 }
 
 
@@ -368,6 +377,9 @@ FAILING = {
     "same_as": [({"other": 1}, True), ({"other": {"a": 1}}, {"a": 1.0}),
                 ({"other": [NAN]}, [0.0]), ({"other": None}, 0),
                 ({"other": {}, "allow_extra": {"keys": ["\ud800"], "when": True}}, {})],
+    "not": [({"equals": None}, None), ({"equals": 1}, 1), ({"type": "integer"}, 2),
+            ({"not": {"equals": 1}}, 2), ({"one_of": [1, "a"]}, "a"), ({"range": {"min": 0}}, 0),
+            ({"type": "string"}, Text("x"))],
     "formula": [(_formula("a == 1"), {"a": True}), (_formula("a + b == 3"), {"a": 1, "b": "2"}),
                 (_formula("a == b"), {"a": 1}), (_formula("a * a > 0"), {"a": 2 ** 600}),
                 (_formula("len(a) == 1"), {"a": 5}), (_formula("e.1 == 0"), {"e": [0]}),
@@ -406,6 +418,9 @@ WITNESSES = {
     "keys": [(["a", "b"], {"b": 1, "a": 2}), ([], {})],
     "includes": [({"a": 1}, {"a": 1, "b": 2}), ({}, {})],
     "same_as": [({"other": {"a": [1]}}, {"a": [1]})],
+    "not": [({"equals": None}, "stop"), ({"equals": 1}, True), ({"equals": 1}, 1.0),
+            ({"type": "integer"}, 2.0), ({"not": {"equals": 1}}, 1), ({"range": {"min": 0}}, -1),
+            ({"one_of": [1, "a"]}, Text("b"))],
     "formula": [(_formula("total == a + b"), {"total": 3, "a": 1, "b": 2}),
                 (_formula("a <= b.0"), {"a": 1, "b": [2]}), (_formula("-a < 0"), {"a": 1}),
                 (_formula("len(x) == 2 and not a > 3"), {"x": "ab", "a": 1}),
@@ -517,6 +532,10 @@ TRAPS = {
     or "True",
     "same_as": lambda subject, arg, constant: f"{subject} == {constant(arg['other'])}",
     "length": _source("len({S}) == {C}.get('equals', len({S}))"),
+    # the inner kind's inline test negated: its "not known" read as "fails"
+    "not": lambda subject, arg, constant: None if (inner := inline_source(
+        KINDS[next(iter(arg))], subject, next(iter(arg.values())), constant)) is None
+    else f"not ({inner})",
     # a boolean read as the int it is in Python: the formula's numbers are never booleans
     "formula": lambda subject, arg, constant: None if (
         verdict := arg["compiled"].integer_verdict()) is None else
@@ -562,6 +581,7 @@ def _ref(source="doc:$.x"):
     ("starts_with", ArgTemplate(None)),
     ("range", {"min": _ref()}),
     ("count", {"equals": 1, "where": {"manifest_digests": ["x"]}}),  # the inner kind: context
+    ("not", {"manifest_digests": ["x"]}),  # the inner kind reads the context
     ("formula", {"compiled": compile_formula("a == @b"), "refs": {"b": _ref()}}),
     ("formula", {"compiled": compile_formula("a * 1e9 / b > 0")}),  # a float, a division
     ("formula", {"compiled": compile_formula("a == 1"), "abs_tol": 0.5}),  # a tolerance

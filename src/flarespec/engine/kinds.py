@@ -1055,6 +1055,18 @@ def not_(ctx, value, arg, at) -> Iterator[Failure]:
                       value)
 
 
+@inline_test("not")
+def _not_inline(subject, arg, constant):
+    """The inner kind's own verdict, bound once, negated (an inner inline test cannot be
+    negated: "false" there means "not known"); none for an inner kind that reads the
+    context."""
+    (name, inner), = arg.items()
+    kind = KINDS[name]
+    if kind.context:
+        return None
+    return f"(not {constant(kind.verdict(inner, alone=True))}({subject}))"
+
+
 def _each_manifest(check):
     """A manifest kind's function from its check of one manifest object (path -> digest)
     and its location: every selected value that is not an object fails as such."""
