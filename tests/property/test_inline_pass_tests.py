@@ -211,7 +211,7 @@ def _order_equals(data, subject):
 # formulas over the members a, b, c.d, e.0 (and a.0: an index, or the key "0"): every
 # part the integer verdict takes (int literals, + - *, negation, len, comparisons, and/or/
 # not) and some it does not (a float literal, /, abs, count, a '*'), drawn as text
-FIELDS = st.sampled_from(["a", "b", "c.d", "e.0", "a.0", "$.a"])
+FIELDS = st.sampled_from(["a", "a", "b", "c.d", "e.0", "a.0", "$.a", "@r", "@r"])  # @r: a ref
 NUMBER_TEXT = st.recursive(
     st.one_of(FIELDS, FIELDS, st.sampled_from(["0", "1", "1", "2", "-1", "len(a)", "len(e)"]),
               st.sampled_from(["count(e)", "count(e.*)", "len(e.*)", "count(e.*.d)",
@@ -222,16 +222,19 @@ NUMBER_TEXT = st.recursive(
 COMPARE = st.sampled_from(["==", "!=", "<", "<=", ">", ">="])
 COMPARISON_TEXT = st.one_of(  # often a member against a small number: the edges of its type
     st.tuples(NUMBER_TEXT, COMPARE, NUMBER_TEXT).map(" ".join),
-    st.tuples(FIELDS, COMPARE, st.sampled_from(["0", "1", "2"])).map(" ".join))
+    st.tuples(FIELDS, COMPARE, st.sampled_from(["0", "1", "2"])).map(" ".join),
+    st.tuples(st.just("@r"), COMPARE, st.sampled_from(["0", "1"])).map(" ".join))
 CONDITION_TEXT = st.recursive(COMPARISON_TEXT, lambda inner: st.one_of(
     st.tuples(inner, st.sampled_from(["and", "or"]), inner).map(lambda t: f"({t[0]}) {t[1]} ({t[2]})"),
     inner.map(lambda text: f"not ({text})")), max_leaves=3)
 SMALL = st.integers(-1, 2)
-MEMBER = st.one_of(SMALL, SMALL, SMALL, st.booleans(), st.booleans(), INTEGERS, FLOATS, TEXT,
+MEMBER = st.one_of(SMALL, SMALL, st.booleans(), st.booleans(), INTEGERS, FLOATS, TEXT,
                    st.none(), st.lists(SMALL, max_size=3), VALUES)
-FORMULA_SUBJECTS = st.one_of(st.fixed_dictionaries(
+MEMBERS = st.fixed_dictionaries(
     {"a": MEMBER, "b": MEMBER, "c": st.one_of(st.fixed_dictionaries({"d": MEMBER}), MEMBER),
-     "e": st.one_of(st.lists(MEMBER, max_size=2), MEMBER)}), ANY,
+     "e": st.one_of(st.lists(MEMBER, max_size=2), MEMBER)})
+BOOLEAN_MEMBERS = st.fixed_dictionaries({"a": st.booleans(), "b": SMALL})  # Python: 1 == True
+FORMULA_SUBJECTS = st.one_of(MEMBERS, BOOLEAN_MEMBERS, BOOLEAN_MEMBERS, MEMBERS, ANY,
     st.fixed_dictionaries({"a": st.one_of(st.fixed_dictionaries({"0": MEMBER}),
                                           st.lists(MEMBER, max_size=2)), "b": MEMBER}),
     st.fixed_dictionaries({"a": MEMBER, "b": MEMBER}).map(Mapping))
@@ -243,12 +246,23 @@ def _formula(source, **more):
 
 def _formula_argument(data, subject):
     source = data.draw(st.one_of(CONDITION_TEXT, CONDITION_TEXT, CONDITION_TEXT, NUMBER_TEXT))
+    near = [key for key in ("a", "b") if isinstance(subject, dict)
+            and type(subject.get(key)) in (int, bool) and abs(subject[key]) < 10]
+    if near and data.draw(st.integers(0, 3)) != 3:  # a member against its own value: the edges
+        key = data.draw(st.sampled_from(near))
+        source = f"{key} {data.draw(COMPARE)} {int(subject[key])}"
     try:
         arg = _formula(source)
     except FormulaError:  # a wildcard outside a list argument, say: not a formula
         arg = _formula("a == 1")
-    if data.draw(st.integers(0, 5)) == 0:
+    if data.draw(st.integers(0, 9)) == 9:
         arg["rel_tol"] = data.draw(st.sampled_from([0.0, 1e-9, 0.5]))
+    if data.draw(st.integers(0, 5)):  # @r's value, or (now and then) no refs: an unknown @r
+        arg["refs"] = {"r": data.draw(st.one_of(st.booleans(), SMALL, MEMBER)),
+                       **data.draw(st.sampled_from([{}, {"s": 1}]))}
+        if type(arg["refs"]["r"]) in (int, bool) and abs(arg["refs"]["r"]) < 10 \
+                and data.draw(st.integers(0, 2)) != 0:
+            arg["compiled"] = compile_formula(f"@r {data.draw(COMPARE)} {int(arg['refs']['r'])}")
     return arg
 
 
@@ -387,6 +401,7 @@ FAILING = {
                                                      {"a": 1, "b": "2"}),
                 (_formula("a < b"), {"a": 2, "b": 1}), (_formula("a - b == 0"), {"a": 1, "b": None}),
                 (_formula("a == 1", rel_tol=0.5), {"a": 3}), (_formula("a.0 == 1"), {"a": {}}),
+                (_formula("a == @b", refs={"b": True}), {"a": 1}), (_formula("a == @b"), {"a": 1}),
                 (_formula("count(e) == 2"), {"e": "ab"}), (_formula("count(e.*) == 2"), {"e": [1]}),
                 (_formula("count(e) == 1"), {"e": [Sequence([1, 2])]})],
 }
@@ -427,7 +442,8 @@ WITNESSES = {
                 (_formula("a - b == 0 or b == 1"), {"a": 5, "b": 1}),
                 (_formula("a.0 == 7"), {"a": {"0": 7}}), (_formula("a * 2 != 3"), {"a": 1}),
                 (_formula("n == count(e.*.t.*)"), {"n": 4, "e": [{"t": [1, 2]}, {"t": [[3, 4]]}]}),
-                (_formula("len(e.*) == 2"), {"e": [[1, 2], [3]]})],
+                (_formula("len(e.*) == 2"), {"e": [[1, 2], [3]]}),
+                (_formula("a + 1 == @b", refs={"b": 2}), {"a": 1})],
 }
 
 
@@ -537,9 +553,8 @@ TRAPS = {
         KINDS[next(iter(arg))], subject, next(iter(arg.values())), constant)) is None
     else f"not ({inner})",
     # a boolean read as the int it is in Python: the formula's numbers are never booleans
-    "formula": lambda subject, arg, constant: None if (
-        verdict := arg["compiled"].integer_verdict()) is None else
-    f"({constant(verdict)}({constant(_booleans_as_ints)}({subject})) is True)",
+    "formula": lambda subject, arg, constant: KINDS["formula"].inline(
+        f"{constant(_booleans_as_ints)}({subject})", arg, constant),
 }
 
 
@@ -697,11 +712,16 @@ def test_an_inline_test_over_an_argument_read_per_binding_is_the_kind_holding(na
     assert not false_dynamic_holds(name, data)
 
 
-def test_the_dynamic_kinds_are_the_equalities():
+def test_the_dynamic_kinds_are_the_equalities_and_formula():
     """equals and includes take an argument read per binding (match-sse's `includes` of
     four refs per SSE event, `equals: {ref}`): their inline tests compare as strict_equal
-    does, at run time."""
-    assert DYNAMIC_KINDS == ["equals", "includes"]
+    does, at run time; formula takes its @names' values read per binding."""
+    assert DYNAMIC_KINDS == ["equals", "formula", "includes"]
+    formula = dynamic_predicate(KINDS["formula"], {"compiled": compile_formula("$ == @idle"),
+                                                   "refs": {"idle": Dynamic("_d[0]")}})
+    assert formula(0, [0], None) and not formula(0, [1], None)
+    assert not formula(1, [True], None) and not formula(0, [0.0], None)  # 0.0: not known
+    assert dynamic_predicate(KINDS["formula"], {"compiled": Dynamic("_d[0]")}) is None
     equals = dynamic_predicate(KINDS["equals"], Dynamic("_a"))  # the whole argument read
     assert equals({"a": [1, "b"]}, [], {"a": [1, "b"]}) and equals(0.0, [], -0.0)
     assert not equals(True, [], 1) and not equals(NAN, [], NAN)
@@ -722,10 +742,24 @@ def _dynamic_equal_trap(subject, arg, constant):
     return None
 
 
+def _dynamic_formula_trap(subject, arg, constant):
+    """The formula's inline test with its @names' values read as Python reads a boolean."""
+    if not isinstance(arg, dict) or not isinstance(arg.get("refs"), dict):
+        return None
+    refs = {name: Dynamic(f"{constant(_booleans_as_ints)}({value.source})")
+            if isinstance(value, Dynamic) else _booleans_as_ints(value)
+            for name, value in arg["refs"].items()}
+    return KINDS["formula"].inline(subject, {**arg, "refs": refs}, constant)
+
+
+DYNAMIC_TRAPS = {"equals": _dynamic_equal_trap, "includes": _dynamic_equal_trap,
+                 "formula": _dynamic_formula_trap}
+
+
 @pytest.mark.parametrize("name", DYNAMIC_KINDS)
 def test_a_plausible_wrong_dynamic_inline_test_is_caught(name):
     try:
-        found = find(st.data(), lambda data: false_dynamic_holds(name, data, _dynamic_equal_trap),
+        found = find(st.data(), lambda data: false_dynamic_holds(name, data, DYNAMIC_TRAPS[name]),
                      settings=MUTANT_SETTINGS)
     except NoSuchExample:
         found = None

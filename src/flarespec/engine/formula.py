@@ -924,8 +924,9 @@ def _holds(node: Truth, value: object, refs: Mapping[str, object], tolerances: t
 # comparisons are exact, so the verdict over them is the evaluator's, without its walk,
 # its words or its results. Anything else (a float, a bool, a missing member, a dict
 # subclass, a result beyond the float range) is None: "not known", and the evaluator
-# decides. The parts taken: int literals, fields, ``+ - *``, negation, ``len`` and
-# ``count`` of a field (with '*'), comparisons, ``and``/``or``/``not``.
+# decides. The parts taken: int literals, fields, @names, ``+ - *``, negation, ``len`` and
+# ``count`` of a field (with '*'), comparisons, ``and``/``or``/``not``. Each part is a
+# closure over ``(value, refs)``.
 
 class _NotTaken(Exception):
     """A part of the formula that the integer verdict does not take."""
@@ -951,9 +952,9 @@ def _integer_read(path: FieldPath) -> Callable[[object], object]:
     list of all reached), else ``_UNKNOWN``."""
     steps = _integer_steps(path)
     if any(name == "*" for name, _ in steps):
-        return lambda value: _integer_fanned(steps, value)
+        return lambda value, refs: _integer_fanned(steps, value)
 
-    def read(value):
+    def read(value, refs):
         for name, index in steps:
             if type(value) is dict and name in value:
                 value = value[name]
@@ -1009,33 +1010,36 @@ def _integer_count(found) -> int | None:
 _SIZES = {"len": _integer_length, "count": _integer_count}
 
 
-def _integer_number(node) -> Callable[[object], int | None]:
-    """``value -> int`` the node computes when all it reads are ints and every result is
-    within the float range (the evaluator's ``_out_of_range``), else None."""
+def _integer_number(node) -> Callable[[object, dict], int | None]:
+    """``(value, refs) -> int`` the node computes when all it reads are ints and every
+    result is within the float range (the evaluator's ``_out_of_range``), else None."""
     kind = type(node)
     if kind is NumberLiteral and type(node.value) is int:
         number = node.value
-        return lambda value: number
+        return lambda value, refs: number
     if kind is FieldPath and "*" not in node.segments:
         read = _integer_read(node)
-        return lambda value: found if type(found := read(value)) is int else None
+        return lambda value, refs: found if type(found := read(value, refs)) is int else None
+    if kind is RefName:
+        name = node.name
+        return lambda value, refs: found if type(found := refs.get(name)) is int else None
     if kind is Negation:
         operand = _integer_number(node.operand)
-        return lambda value: None if (number := operand(value)) is None else -number
+        return lambda value, refs: None if (number := operand(value, refs)) is None else -number
     if kind is FunctionCall and node.function in _SIZES and type(node.arguments[0]) is FieldPath:
         read, size = _integer_read(node.arguments[0]), _SIZES[node.function]
-        return lambda value: size(read(value))
+        return lambda value, refs: size(read(value, refs))
     if kind is OperatorChain and all(symbol in "+-*" for symbol, _ in node.rest):
         return _integer_chain(_integer_number(node.first), tuple(
             (_ARITHMETIC[symbol], _integer_number(operand)) for symbol, operand in node.rest))
     raise _NotTaken(kind.__name__)
 
 
-def _integer_chain(first: Callable, rest: tuple) -> Callable[[object], int | None]:
-    def chain(value):
-        result = first(value)
+def _integer_chain(first: Callable, rest: tuple) -> Callable[[object, dict], int | None]:
+    def chain(value, refs):
+        result = first(value, refs)
         for apply, operand in rest:
-            right = operand(value)
+            right = operand(value, refs)
             if result is None or right is None:
                 return None
             result = apply(result, right)
@@ -1045,30 +1049,30 @@ def _integer_chain(first: Callable, rest: tuple) -> Callable[[object], int | Non
     return chain
 
 
-def _integer_truth(node) -> Callable[[object], bool | None]:
-    """``value -> bool`` the condition's verdict over ints, or None where not known."""
+def _integer_truth(node) -> Callable[[object, dict], bool | None]:
+    """``(value, refs) -> bool``: the condition's verdict over ints, or None where not known."""
     kind = type(node)
     if kind is Comparison:
         left, right = _integer_number(node.left), _integer_number(node.right)
         compare = {**_ORDERING, "==": operator.eq, "!=": operator.ne}[node.operator]
 
-        def comparison(value):
-            a = left(value)
-            b = None if a is None else right(value)
+        def comparison(value, refs):
+            a = left(value, refs)
+            b = None if a is None else right(value, refs)
             return None if b is None else compare(a, b)
         return comparison
     if kind is Not:
         operand = _integer_truth(node.operand)
-        return lambda value: None if (ok := operand(value)) is None else not ok
+        return lambda value, refs: None if (ok := operand(value, refs)) is None else not ok
     if kind is Logic:
         return _integer_logic(node.operator == "or", tuple(map(_integer_truth, node.operands)))
     raise _NotTaken(kind.__name__)
 
 
-def _integer_logic(deciding: bool, operands: tuple) -> Callable[[object], bool | None]:
-    def logic(value):  # in order, stopping where the evaluator stops
+def _integer_logic(deciding: bool, operands: tuple) -> Callable[[object, dict], bool | None]:
+    def logic(value, refs):  # in order, stopping where the evaluator stops
         for operand in operands:
-            ok = operand(value)
+            ok = operand(value, refs)
             if ok is None or ok is deciding:
                 return ok
         return not deciding
@@ -1092,11 +1096,11 @@ class Formula:
             return root.operator
         return "not" if isinstance(root, Not) else None
 
-    def integer_verdict(self) -> Callable[[object], bool | None] | None:
-        """``value -> True/False``: whether the condition holds, where every number it reads
-        and computes is an int (then exactly the evaluator's verdict without tolerances),
-        None where not known; None for a formula with a part it does not take (a float
-        literal, ``/``, a @name, a function but ``len`` or ``count`` of a field) or that
+    def integer_verdict(self) -> Callable[[object, dict], bool | None] | None:
+        """``(value, refs) -> True/False``: whether the condition holds, where every number
+        it reads and computes is an int (then exactly the evaluator's verdict without
+        tolerances), None where not known; None for a formula with a part it does not take
+        (a float literal, ``/``, a function but ``len`` or ``count`` of a field) or that
         computes a number rather than a condition. Built anew per call (a closure does
         not pickle with the compiled spec)."""
         if not isinstance(self._root, _TRUTHS):

@@ -1023,16 +1023,28 @@ def formula(ctx, value, arg, at) -> Iterator[Failure]:
                       result.actual)
 
 
-@inline_test("formula")
+@inline_test("formula", dynamic=True)
 def _formula_inline(subject, arg, constant):
     """Where every number the formula reads and computes is an int, its exact verdict over
-    them (``Formula.integer_verdict``: no tolerance, no @name); None for a formula with a
-    part that verdict does not take."""
-    if not isinstance(arg, dict) or arg.get("rel_tol") or arg.get("abs_tol") \
-            or arg.get("refs") or "compiled" not in arg:
+    them (``Formula.integer_verdict``), its @names' values as read per binding (an
+    ``inline.Dynamic``) or written; None with a tolerance, or for a formula with a part
+    that verdict does not take."""
+    from flarespec.engine.inline import Dynamic, static
+
+    if not isinstance(arg, dict) or not hasattr(arg.get("compiled"), "integer_verdict") \
+            or any(arg.get(name, 0) != 0 for name in ("rel_tol", "abs_tol")):
+        return None
+    refs = arg.get("refs") or {}
+    if not isinstance(refs, dict) or not all(isinstance(value, Dynamic) or static(value)
+                                             for value in refs.values()):
         return None
     verdict = arg["compiled"].integer_verdict()
-    return None if verdict is None else f"({constant(verdict)}({subject}) is True)"
+    if verdict is None:
+        return None
+    read = ", ".join(f"{constant(name)}: "
+                     f"{value.source if isinstance(value, Dynamic) else constant(value)}"
+                     for name, value in refs.items())
+    return f"({constant(verdict)}({subject}, {{{read}}}) is True)"
 
 
 def _negated(name: str, old, new) -> list:
