@@ -233,3 +233,36 @@ def test_only_a_literal_pointer_ending_in_one_placeholder_splits():
     assert compile_pointer("/{group@index}/{item@index}").split_at_index() is None
     assert compile_pointer("/a/b").split_at_index() is None
     assert compile_pointer("/a/x{item@index}").split_at_index() is None
+
+
+TWICE = SPEC + """
+  - id: toy.item.ns
+    description: Every event's n is an integer (all of them, per item).
+    for_each: item
+    given: "stream:$.events[*].n"
+    assert: {type: integer}
+  - id: toy.item.ns-positive
+    description: The same selection, another rule (its values read once for both).
+    for_each: item
+    given: "stream:$.events[*].n"
+    assert: {range: {min: 0}}
+"""
+
+
+def test_two_rules_equal_references_share_one_read(tmp_path, monkeypatch):
+    """Two rules of one pass whose references are equal (source, pins, metadata) read
+    through one accessor, once per binding; the report is the reporting path's."""
+    spec = compile_text(tmp_path / "spec", TWICE)
+    events = [{"n": 1}, {"n": -1}, {"n": "x"}]
+    entry = packet(tmp_path / "p", events, {})
+    evaluation = Evaluation(spec, entry)
+    numbers = [n for n, rule in enumerate(spec.rules) if rule.for_each == "item"]
+    group, = set(evaluation._passes.groups(tuple(numbers)).values())
+    assert group.numbers == tuple(numbers)
+    read = [accessor for accessor in evaluation.references._accessors.values()
+            if accessor.ref.source == "stream:$.events[*].n"]
+    assert len(read) == 1
+    with_passes = _described(Evaluation(spec, entry).run())
+    alone = _described(Evaluation(spec, entry, pass_checks=False).run())
+    assert with_passes == alone and {v[0] for v in with_passes} == {
+        "toy.item.ns", "toy.item.ns-positive", "toy.event.positive", "toy.event.listed"}

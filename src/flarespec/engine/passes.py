@@ -237,7 +237,7 @@ class _Builder:
         self._guarded: list[str] = []  # variables set to _UNREAD where reads start
         self._per_element: set[str] = set()  # element form: those set anew per element
         self._reads: dict[tuple, str] = {}  # (root, steps) -> variable
-        self._getters: dict[int, tuple[str, str]] = {}  # accessor -> (variable, reader)
+        self._getters: dict[str, tuple[str, str]] = {}  # reference -> (variable, reader)
         self._chain: tuple = ()
         self._steps = 0
         self._lines: list[str] = []
@@ -388,10 +388,12 @@ class _Builder:
 
     def _getter(self, ref) -> str:
         """A variable holding the reference's values here, read through its accessor (once
-        per binding, or per element in the element form)."""
-        accessor = self._evaluation.references.accessor(ref)
-        known = self._getters.get(id(accessor))
+        per binding, or per element in the element form). Two rules' equal references (the
+        same source, pins and metadata: equal reprs) share it: they read the same."""
+        key = repr(ref)
+        known = self._getters.get(key)
         if known is None:
+            accessor = self._evaluation.references.accessor(ref)
             variable = self._fresh("g")
             self._guarded.append(variable)
             self._per_element.add(variable)
@@ -400,7 +402,7 @@ class _Builder:
                 read = self._constant(accessor.element_values(self._own))
             else:
                 read = self._constant(accessor.values)
-            known = self._getters[id(accessor)] = (variable, read)
+            known = self._getters[key] = (variable, read)
         variable, read = known
         self._emit(f"if {variable} is _UNREAD:")
         self._at("    ")
