@@ -208,9 +208,9 @@ def _order_equals(data, subject):
     return like(data, subject)
 
 
-# formulas over the members a, b, c.d, e.0 (and a.0: an index, or the key "0"): every
-# part the integer verdict takes (int literals, + - *, negation, len, comparisons, and/or/
-# not) and some it does not (a float literal, /, abs, count, a '*'), drawn as text
+# formulas over the members a, b, c.d, e.0 (and a.0: an index, or the key "0") and a ref
+# @r, drawn as text: literals, + - * /, negation, functions (len, count, abs, sum, over a
+# '*' too), comparisons, and/or/not, and numbers rather than conditions (no inline test)
 FIELDS = st.sampled_from(["a", "a", "b", "c.d", "e.0", "a.0", "$.a", "@r", "@r"])  # @r: a ref
 NUMBER_TEXT = st.recursive(
     st.one_of(FIELDS, FIELDS, st.sampled_from(["0", "1", "1", "2", "-1", "len(a)", "len(e)"]),
@@ -443,7 +443,9 @@ WITNESSES = {
                 (_formula("a.0 == 7"), {"a": {"0": 7}}), (_formula("a * 2 != 3"), {"a": 1}),
                 (_formula("n == count(e.*.t.*)"), {"n": 4, "e": [{"t": [1, 2]}, {"t": [[3, 4]]}]}),
                 (_formula("len(e.*) == 2"), {"e": [[1, 2], [3]]}),
-                (_formula("a + 1 == @b", refs={"b": 2}), {"a": 1})],
+                (_formula("a + 1 == @b", refs={"b": 2}), {"a": 1}),
+                (_formula("a * 1e9 / b > 0"), {"a": 1, "b": 2}),  # a float, a division
+                (_formula("a == 1", abs_tol=0.5), {"a": 1.25})],  # a tolerance
 }
 
 
@@ -598,8 +600,6 @@ def _ref(source="doc:$.x"):
     ("count", {"equals": 1, "where": {"manifest_digests": ["x"]}}),  # the inner kind: context
     ("not", {"manifest_digests": ["x"]}),  # the inner kind reads the context
     ("formula", {"compiled": compile_formula("a == @b"), "refs": {"b": _ref()}}),
-    ("formula", {"compiled": compile_formula("a * 1e9 / b > 0")}),  # a float, a division
-    ("formula", {"compiled": compile_formula("a == 1"), "abs_tol": 0.5}),  # a tolerance
     ("formula", {"compiled": compile_formula("a + 1")}),  # a number, not a condition
     ("range", {"min": "1"}),  # misses the kind's schema: the reporting path words why
     ("type", "float"),
@@ -720,7 +720,9 @@ def test_the_dynamic_kinds_are_the_equalities_and_formula():
     formula = dynamic_predicate(KINDS["formula"], {"compiled": compile_formula("$ == @idle"),
                                                    "refs": {"idle": Dynamic("_d[0]")}})
     assert formula(0, [0], None) and not formula(0, [1], None)
-    assert not formula(1, [True], None) and not formula(0, [0.0], None)  # 0.0: not known
+    assert not formula(1, [True], None)  # a boolean is no number
+    assert formula(0, [0.0], None) and KINDS["formula"].holds(  # numbers compare as numbers
+        None, 0, {"compiled": compile_formula("$ == @idle"), "refs": {"idle": 0.0}})
     assert dynamic_predicate(KINDS["formula"], {"compiled": Dynamic("_d[0]")}) is None
     equals = dynamic_predicate(KINDS["equals"], Dynamic("_a"))  # the whole argument read
     assert equals({"a": [1, "b"]}, [], {"a": [1, "b"]}) and equals(0.0, [], -0.0)

@@ -78,7 +78,7 @@ import operator
 import re
 import statistics
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -918,167 +918,6 @@ def _holds(node: Truth, value: object, refs: Mapping[str, object], tolerances: t
     return not deciding
 
 
-# ---------------------------------------------------------------- integers alone (the inline test)
-# The formula kind's inline pass test (engine/kinds.py, engine/inline.py) is this verdict:
-# where every number a condition reads and computes is an int, Python's int arithmetic and
-# comparisons are exact, so the verdict over them is the evaluator's, without its walk,
-# its words or its results. Anything else (a float, a bool, a missing member, a dict
-# subclass, a result beyond the float range) is None: "not known", and the evaluator
-# decides. The parts taken: int literals, fields, @names, ``+ - *``, negation, ``len`` and
-# ``count`` of a field (with '*'), comparisons, ``and``/``or``/``not``. Each part is a
-# closure over ``(value, refs)``.
-
-class _NotTaken(Exception):
-    """A part of the formula that the integer verdict does not take."""
-
-
-_UNKNOWN = object()  # a field the integer verdict cannot read as the evaluator would
-
-
-def _integer_steps(path: FieldPath) -> tuple:
-    """``(name, index)`` per segment: a dict's member by its name, a list's item by the
-    index an ASCII all-digit segment spells (None for any other), ``("*", None)`` a fan-out."""
-    steps = []
-    for segment in path.segments:
-        if segment.isdigit() and not segment.isascii():
-            raise _NotTaken(segment)
-        steps.append((segment, int(segment) if segment.isdigit() else None))
-    return tuple(steps)
-
-
-def _integer_read(path: FieldPath) -> Callable[[object], object]:
-    """The field's value where the evaluator's walk (``_resolve``) reads it on plain dicts
-    and lists (a member present by name, an index within the list, '*' over a list: the
-    list of all reached), else ``_UNKNOWN``."""
-    steps = _integer_steps(path)
-    if any(name == "*" for name, _ in steps):
-        return lambda value, refs: _integer_fanned(steps, value)
-
-    def read(value, refs):
-        for name, index in steps:
-            if type(value) is dict and name in value:
-                value = value[name]
-            elif type(value) is list and index is not None and index < len(value):
-                value = value[index]
-            else:
-                return _UNKNOWN
-        return value
-    return read
-
-
-def _integer_fanned(steps: tuple, value) -> object:
-    reached = [value]
-    for name, index in steps:
-        following: list = []
-        for current in reached:
-            if name == "*" and type(current) is list:
-                following.extend(current)
-            elif name != "*" and type(current) is dict and name in current:
-                following.append(current[name])
-            elif name != "*" and type(current) is list and index is not None \
-                    and index < len(current):
-                following.append(current[index])
-            else:
-                return _UNKNOWN
-        reached = following
-    return reached
-
-
-_LENGTHS = (list, str, dict)  # what ``len`` takes, exactly (a list, string or object)
-
-
-def _integer_length(found) -> int | None:
-    """``len``: of a list, string or object, exactly."""
-    return len(found) if type(found) in _LENGTHS else None
-
-
-def _integer_count(found) -> int | None:
-    """``count``: a list's items, each item that is a list counting its items."""
-    if type(found) is not list:
-        return None
-    total = 0
-    for item in found:
-        if type(item) is list:
-            total += len(item)
-        elif isinstance(item, _SEQUENCES):
-            return None  # a list subclass or a tuple: the evaluator decides
-        else:
-            total += 1
-    return total
-
-
-_SIZES = {"len": _integer_length, "count": _integer_count}
-
-
-def _integer_number(node) -> Callable[[object, dict], int | None]:
-    """``(value, refs) -> int`` the node computes when all it reads are ints and every
-    result is within the float range (the evaluator's ``_out_of_range``), else None."""
-    kind = type(node)
-    if kind is NumberLiteral and type(node.value) is int:
-        number = node.value
-        return lambda value, refs: number
-    if kind is FieldPath and "*" not in node.segments:
-        read = _integer_read(node)
-        return lambda value, refs: found if type(found := read(value, refs)) is int else None
-    if kind is RefName:
-        name = node.name
-        return lambda value, refs: found if type(found := refs.get(name)) is int else None
-    if kind is Negation:
-        operand = _integer_number(node.operand)
-        return lambda value, refs: None if (number := operand(value, refs)) is None else -number
-    if kind is FunctionCall and node.function in _SIZES and type(node.arguments[0]) is FieldPath:
-        read, size = _integer_read(node.arguments[0]), _SIZES[node.function]
-        return lambda value, refs: size(read(value, refs))
-    if kind is OperatorChain and all(symbol in "+-*" for symbol, _ in node.rest):
-        return _integer_chain(_integer_number(node.first), tuple(
-            (_ARITHMETIC[symbol], _integer_number(operand)) for symbol, operand in node.rest))
-    raise _NotTaken(kind.__name__)
-
-
-def _integer_chain(first: Callable, rest: tuple) -> Callable[[object, dict], int | None]:
-    def chain(value, refs):
-        result = first(value, refs)
-        for apply, operand in rest:
-            right = operand(value, refs)
-            if result is None or right is None:
-                return None
-            result = apply(result, right)
-            if not -_INTEGER_LIMIT < result < _INTEGER_LIMIT:
-                return None  # the evaluator's overflow: a failure it words
-        return result
-    return chain
-
-
-def _integer_truth(node) -> Callable[[object, dict], bool | None]:
-    """``(value, refs) -> bool``: the condition's verdict over ints, or None where not known."""
-    kind = type(node)
-    if kind is Comparison:
-        left, right = _integer_number(node.left), _integer_number(node.right)
-        compare = {**_ORDERING, "==": operator.eq, "!=": operator.ne}[node.operator]
-
-        def comparison(value, refs):
-            a = left(value, refs)
-            b = None if a is None else right(value, refs)
-            return None if b is None else compare(a, b)
-        return comparison
-    if kind is Not:
-        operand = _integer_truth(node.operand)
-        return lambda value, refs: None if (ok := operand(value, refs)) is None else not ok
-    if kind is Logic:
-        return _integer_logic(node.operator == "or", tuple(map(_integer_truth, node.operands)))
-    raise _NotTaken(kind.__name__)
-
-
-def _integer_logic(deciding: bool, operands: tuple) -> Callable[[object, dict], bool | None]:
-    def logic(value, refs):  # in order, stopping where the evaluator stops
-        for operand in operands:
-            ok = operand(value, refs)
-            if ok is None or ok is deciding:
-                return ok
-        return not deciding
-    return logic
-
-
 @dataclass(frozen=True)
 class Formula:
     """A compiled formula; build it with compile_formula()."""
@@ -1096,19 +935,19 @@ class Formula:
             return root.operator
         return "not" if isinstance(root, Not) else None
 
-    def integer_verdict(self) -> Callable[[object, dict], bool | None] | None:
-        """``(value, refs) -> True/False``: whether the condition holds, where every number
-        it reads and computes is an int (then exactly the evaluator's verdict without
-        tolerances), None where not known; None for a formula with a part it does not take
-        (a float literal, ``/``, a function but ``len`` or ``count`` of a field) or that
-        computes a number rather than a condition. Built anew per call (a closure does
-        not pickle with the compiled spec)."""
-        if not isinstance(self._root, _TRUTHS):
-            return None
-        try:
-            return _integer_truth(self._root)
-        except _NotTaken:
-            return None
+    def holds(self, value: object, refs: Mapping[str, object], rel_tol: float,
+              abs_tol: float) -> bool:
+        """Whether the condition holds (``evaluate``'s ``ok``, without its results or its
+        words), raising EvaluationError where it cannot be computed: the formula kind's
+        inline pass test (engine/kinds.py), which takes a raise for "not known". Only for
+        a formula that is a condition (``is_condition``)."""
+        return _holds(self._root, value, refs, (rel_tol, abs_tol), None)
+
+    @property
+    def is_condition(self) -> bool:
+        """True when the formula is a comparison or joins comparisons (and/or/not), False
+        when it computes a number."""
+        return isinstance(self._root, _TRUTHS)
 
     def evaluate(self, value: object, refs: Mapping[str, object] | None = None, *,
                  rel_tol: float = 0.0, abs_tol: float = 0.0) -> int | float | ComparisonResult | ConditionResult:

@@ -1025,26 +1025,28 @@ def formula(ctx, value, arg, at) -> Iterator[Failure]:
 
 @inline_test("formula", dynamic=True)
 def _formula_inline(subject, arg, constant):
-    """Where every number the formula reads and computes is an int, its exact verdict over
-    them (``Formula.integer_verdict``), its @names' values as read per binding (an
-    ``inline.Dynamic``) or written; None with a tolerance, or for a formula with a part
-    that verdict does not take."""
+    """The evaluator's own verdict of a condition (``Formula.holds``, without the results
+    and words ``evaluate`` builds for a failure), its @names and tolerances as written or
+    as read per binding (an ``inline.Dynamic``); none for a formula that computes a
+    number."""
+    from flarespec.engine.formula import Formula
     from flarespec.engine.inline import Dynamic, static
 
-    if not isinstance(arg, dict) or not hasattr(arg.get("compiled"), "integer_verdict") \
-            or any(arg.get(name, 0) != 0 for name in ("rel_tol", "abs_tol")):
+    if not isinstance(arg, dict) or not isinstance(arg.get("compiled"), Formula) \
+            or not arg["compiled"].is_condition:
         return None
     refs = arg.get("refs") or {}
-    if not isinstance(refs, dict) or not all(isinstance(value, Dynamic) or static(value)
-                                             for value in refs.values()):
+    if not isinstance(refs, dict):  # the whole mapping read per binding
         return None
-    verdict = arg["compiled"].integer_verdict()
-    if verdict is None:
+    parts = [*refs.values(), *(arg.get(name, 0.0) for name in ("rel_tol", "abs_tol"))]
+    if not all(isinstance(part, Dynamic) or static(part) for part in parts):
         return None
-    read = ", ".join(f"{constant(name)}: "
-                     f"{value.source if isinstance(value, Dynamic) else constant(value)}"
-                     for name, value in refs.items())
-    return f"({constant(verdict)}({subject}, {{{read}}}) is True)"
+
+    def source(part) -> str:
+        return part.source if isinstance(part, Dynamic) else constant(part)
+    read = ", ".join(f"{constant(name)}: {source(value)}" for name, value in refs.items())
+    tolerances = ", ".join(source(arg.get(name, 0.0)) for name in ("rel_tol", "abs_tol"))
+    return f"({constant(arg['compiled'].holds)}({subject}, {{{read}}}, {tolerances}) is True)"
 
 
 def _negated(name: str, old, new) -> list:
