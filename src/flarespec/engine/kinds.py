@@ -692,11 +692,9 @@ def _count_inline(subject, arg, constant):
     inner kind that reads the context."""
     counted = f"len({subject})"
     if arg.get("where"):
-        (name, inner), = arg["where"].items()
-        kind = KINDS[name]
-        if kind.context:
+        holds = _inner_verdict(arg["where"])
+        if holds is None:
             return None
-        holds = kind.verdict(inner, alone=True)
         counted = f"len(list(filter({constant(holds)}, {subject})))"
     operators = {"equals": "==", "min": ">=", "max": "<="}
     tests = [f"{counted} {operators[key]} {constant(bound)}"
@@ -1074,11 +1072,17 @@ def _not_inline(subject, arg, constant):
     """The inner kind's own verdict, bound once, negated (an inner inline test cannot be
     negated: "false" there means "not known"); none for an inner kind that reads the
     context."""
-    (name, inner), = arg.items()
+    holds = _inner_verdict(arg)
+    return None if holds is None else f"(not {constant(holds)}({subject}))"
+
+
+def _inner_verdict(assertion: dict) -> Callable[[Any], bool] | None:
+    """The one-value verdict (``Kind.verdict``, ``alone``) of a wrapped assertion (``not``'s
+    argument, ``count``'s ``where``), bound once for an inline test; None for a kind that
+    reads the context (bound without one, it would raise on every value)."""
+    (name, inner), = assertion.items()
     kind = KINDS[name]
-    if kind.context:
-        return None
-    return f"(not {constant(kind.verdict(inner, alone=True))}({subject}))"
+    return None if kind.context else kind.verdict(inner, alone=True)
 
 
 def _each_manifest(check):
