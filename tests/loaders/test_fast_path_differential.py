@@ -261,6 +261,29 @@ def test_generated_expositions_have_the_general_outcome(monkeypatch, data):
     assert fast == general, data[:200]
 
 
+def test_remembered_comment_lines_are_read_anew_in_each_exposition(monkeypatch):
+    """A common comment line is remembered (``_COMMENTS``) by what it says alone; what it
+    does to an exposition (a second HELP, a TYPE after samples, an escape HELP refuses) is
+    decided in each, as the general path decides it."""
+    first = b"# HELP a_total Requests.\n# TYPE a_total counter\n# HELP b Bad \\q.\na_total 1\n"
+    later = [b"# HELP a_total Requests.\n# HELP a_total Requests.\n",
+             b"a_total 1\n# TYPE a_total counter\n",
+             b"# TYPE a_total counter\n# TYPE a_total counter\n",
+             b"# HELP b Bad \\q.\n",
+             first]
+    assert _both(monkeypatch, prometheus, parse_prometheus, first)[1][0] == "error"
+    for data in [first, *later]:
+        fast, general = _both(monkeypatch, prometheus, parse_prometheus, data)
+        assert fast == general, data
+    assert {"# HELP a_total Requests.", "# TYPE a_total counter", "# HELP b Bad \\q."} <= set(
+        prometheus._COMMENTS)
+    monkeypatch.setattr(prometheus, "_COMMENTS", {})
+    monkeypatch.setattr(prometheus, "_COMMENTS_KEPT", 2)
+    many = "".join(f"# HELP m{i} Text {i}.\n" for i in range(5)).encode()
+    assert _both(monkeypatch, prometheus, parse_prometheus, many)[0][0] == "value"
+    assert len(prometheus._COMMENTS) == 2  # bounded: the others are read each time
+
+
 def test_labelled_lines_of_real_captures_take_the_fast_path():
     lines = (DATA / "sglang-production-metrics.prom").read_text().splitlines()
     labelled = [line for line in lines if "{" in line and not line.startswith("#")]

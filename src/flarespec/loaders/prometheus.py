@@ -86,6 +86,10 @@ _TYPES = {"counter", "gauge", "histogram", "summary", "untyped"}
 # Sample names a family of each type owns besides its own name (0.0.4 has no _total rule).
 _SUFFIXES = {"histogram": ("_bucket", "_sum", "_count"), "summary": ("_sum", "_count")}
 _OWNED_SUFFIXES = ("_bucket", "_sum", "_count")
+# Common comment lines already read (_common_comment), at most _COMMENTS_KEPT of them: what
+# a line says does not depend on the exposition; what it does to one is _apply_comment's.
+_COMMENTS: dict[str, tuple] = {}
+_COMMENTS_KEPT = 4096
 
 
 @gc_paused
@@ -116,12 +120,11 @@ def parse_prometheus(data: bytes, *, limit: int = MAX_DOCUMENT_BYTES) -> dict:
             continue
         if line[0] == "#":
             line = line.rstrip(" \t")
-            simple = _SIMPLE_COMMENT.fullmatch(line) if FAST_PATH else None
-            if simple is None:
+            parts = (_COMMENTS.get(line) or _common_comment(line)) if FAST_PATH else None
+            if parts is None:
                 _read_comment(line, number, families, sampled)
             else:
-                keyword, name, text_ = simple.groups()
-                _apply_comment(keyword, sys.intern(name), text_ or "", number, families, sampled)
+                _apply_comment(parts, number, families, sampled)
             continue
         if line[-1] in " \t":
             raise _invalid(number, f"blanks after the last field of a sample line "
@@ -140,16 +143,18 @@ def parse_prometheus(data: bytes, *, limit: int = MAX_DOCUMENT_BYTES) -> dict:
                       "value": _parse_value(value_text, number), "timestamp": timestamp,
                       "line": number}
         samples.append(sample)
-        name = sample["name"]
-        family = _family_of(name, families)
+        name, labels = sample["name"], sample["labels"]
+        family = families.get(name) or _family_of(name, families)
         if family is None:
             family = families[name] = {"name": name, "type": "unknown", "help": None, "line": number}
         elif family["type"] in _SUFFIXES:
             _check_summary_or_histogram(sample, family, number)
         sampled.add(family["name"])
-        if not sample["labels"]:
+        if labels:
+            key = _identity(name, labels)
+        else:
             unlabelled.setdefault(name, []).append(sample["value"])
-        key = _identity(name, sample["labels"])
+            key = (name,)  # _identity's key of an unlabelled sample
         seen = first_line.setdefault(key, number)
         if seen != number:
             duplicate_lines.setdefault(key, [seen]).append(number)
@@ -185,27 +190,51 @@ def _read_comment(line: str, number: int, families: dict, sampled: set) -> None:
     after = _BLANKS.match(rest, position).end()
     if after == position and position < len(rest):  # the name runs into other text
         raise _invalid(number, f"# {keyword} line without a valid metric name: {_shown(line)}")
-    _apply_comment(keyword, name, rest[after:], number, families, sampled)
+    _apply_comment(_comment_parts(keyword, name, rest[after:]), number, families, sampled)
 
 
-def _apply_comment(keyword: str, name: str, text: str, number: int, families: dict,
-                   sampled: set) -> None:
-    """A # HELP or # TYPE line's ``text`` for the family ``name``, or for the histogram or
-    summary declared earlier that owns ``name`` as a sample name (``s_sum`` of the summary
-    ``s``): prometheus/common maps a comment's name onto a family as it maps a sample's."""
+def _common_comment(line: str) -> tuple | None:
+    """The parts of a ``# HELP name text`` or ``# TYPE name type`` line with a plain name
+    (one match, what _read_comment reads), kept in _COMMENTS for the next exposition (the
+    same exporter writes the same comment lines into every snapshot); None for any other."""
+    simple = _SIMPLE_COMMENT.fullmatch(line)
+    if simple is None:
+        return None
+    keyword, name, text = simple.groups()
+    parts = _comment_parts(keyword, sys.intern(name), text or "")
+    if len(_COMMENTS) < _COMMENTS_KEPT:
+        _COMMENTS[line] = parts
+    return parts
+
+
+def _comment_parts(keyword: str, name: str, text: str) -> tuple:
+    """(keyword, name, text, the HELP text unescaped or None when it holds another escape):
+    what a comment line says, before the exposition it is in is asked."""
+    help_text = None
+    if keyword == "HELP" and _HELP_TEXT.fullmatch(text):
+        help_text = _unescaped(text)
+    return keyword, name, text, help_text
+
+
+def _apply_comment(parts: tuple, number: int, families: dict, sampled: set) -> None:
+    """A # HELP or # TYPE line's text (``_comment_parts``) for the family ``name``, or for
+    the histogram or summary declared earlier that owns ``name`` as a sample name (``s_sum``
+    of the summary ``s``): prometheus/common maps a comment's name onto a family as it maps
+    a sample's."""
+    keyword, name, text, help_text = parts
     family = _family_of(name, families)
     if keyword == "HELP":
         if family is not None and family["help"] is not None:
             raise _invalid(number, f"second # HELP line for {_shown_member(name, family)}")
-        if not _HELP_TEXT.fullmatch(text):
+        if help_text is None:
             raise _invalid(number, f"# HELP {_shown_name(name)}: an escape other than \\\\, \\n "
                                    "and \\\" in the text")
-        help_text = _unescaped(text)
     elif text not in _TYPES:
         raise _invalid(number, f"# TYPE {_shown_name(name)} needs one of {', '.join(sorted(_TYPES))}")
     elif family is not None and family["type"] != "unknown":
         raise _invalid(number, f"second # TYPE line for {_shown_member(name, family)}")
-    elif name in sampled or any(name + suffix in sampled for suffix in _SUFFIXES.get(text, ())):
+    elif name in sampled or text in _SUFFIXES and any(name + suffix in sampled
+                                                      for suffix in _SUFFIXES[text]):
         # a histogram's or summary's _bucket/_sum/_count samples seen before its # TYPE were
         # families of their own then: they are this family's samples, too early
         raise _invalid(number, f"# TYPE {_shown_name(name)} comes after samples of its family "
@@ -326,6 +355,8 @@ def _read_labels(line: str, position: int, number: int, *,
 
 def _parse_value(token: str, number: int):
     """The exact value: an int when integral, else a Decimal; NaN and ±Inf as floats."""
+    if token.isdigit() and token.isascii() and len(token) <= 300:  # _SHORT_INTEGER unsigned, in C
+        return int(token)
     if _SHORT_INTEGER.fullmatch(token):
         return int(token)
     if not _FLOAT.fullmatch(token):
