@@ -115,3 +115,24 @@ def test_strict_equal_is_type_strict_deep_equality(left, right):
     assert strict_equal(left, left) is _strictly_equal(left, left)
     assert strict_equal([left, {"k": [left]}], [copied, {"k": [copied]}]) is \
         _strictly_equal([left, {"k": [left]}], [copied, {"k": [copied]}])
+
+
+@settings(max_examples=400)
+@given(left=VALUES, right=VALUES)
+def test_strict_equal_large_is_strict_equal(left, right):
+    """The pickles decide only where they may (equal, no NaN or infinity): the answer is
+    strict_equal's, for a value against another, its copy (the pickles equal) and itself (a
+    NaN's pickle equal, the NaN not)."""
+    large, strict_equal = values_module.strict_equal_large, values_module.strict_equal
+    copied = json.loads(json.dumps(left)) if _by_text(left, left) else left
+    for other in (right, copied, left):
+        assert large(left, other) is strict_equal(left, other)
+        assert large([left] * 3, [other] * 3) is strict_equal([left] * 3, [other] * 3)
+
+
+def test_strict_equal_large_asks_the_pickles_first(monkeypatch):
+    """Equal finite pickles decide without the member-by-member walk."""
+    monkeypatch.setattr(values_module, "strict_equal", lambda left, right: False)
+    assert values_module.strict_equal_large([{"seq": 1, "tokens": 2}] * 40,
+                                            [{"seq": 1, "tokens": 2}] * 40) is True
+    assert values_module.strict_equal_large([1], [1.0]) is False

@@ -181,12 +181,12 @@ def coalesced_groups(ctx, args) -> Iterator[Failure]:
     """
     recorded = args["recorded"]  # an absent summary list is the rule's `when`, never here
     tokens_field, seq_field = args["tokens_field"], args["seq_field"]
-    recomputed = [{"seq": event.get(seq_field), "tokens": len(event[tokens_field])}
+    recomputed = [{"seq": event.get(seq_field), "tokens": len(tokens)}
                   for event in args["events"] or []
-                  if isinstance(event, dict) and isinstance(event.get(tokens_field), list)
-                  and len(event[tokens_field]) > 1]
-    from flarespec.engine.values import strict_equal
+                  if isinstance(event, dict) and isinstance(tokens := event.get(tokens_field), list)
+                  and len(tokens) > 1]
+    from flarespec.engine.values import strict_equal_large
 
-    if not strict_equal(recorded, recomputed):
+    if not strict_equal_large(recorded, recomputed):
         yield Failure("the recorded coalesced groups differ from the ones recomputed from the "
                       "events", recomputed, recorded, source="recorded")
