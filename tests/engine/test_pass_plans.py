@@ -155,3 +155,46 @@ def test_a_rule_with_a_template_argument_is_tested_in_the_scope_form_only(tmp_pa
     assert not passes.element_form(rules["toy.event.named"])
     assert passes.alone(rules["toy.event.named"]) is not None
     assert passes.element_form(rules["toy.event.copied"])
+
+
+REQUIRING = SPEC + """
+  - id: toy.item.copy-length
+    description: The copy has the stream's six events (checked on an open stream).
+    for_each: item
+    requires: [toy.item.stream-open]
+    given: "copy:$.events"
+    assert: {length: {equals: 6}}
+"""
+
+
+def test_a_rule_that_requires_runs_in_a_pass_and_is_skipped_where_it_would_be_alone(
+        tmp_path, reporting_calls):
+    """A rule requiring another runs in its iteration's pass: per binding in the scope form,
+    per parent in the element form (what it requires encloses it); where the required rule
+    failed it is skipped, never reported and never sent to the reporting path, and where
+    it held it is checked: the reports are the reporting path's alone."""
+    spec = compile_text(tmp_path / "spec", REQUIRING)
+    evaluation = Evaluation(spec, packet(tmp_path / "p"))
+    numbers = {rule.id: number for number, rule in enumerate(spec.rules)}
+    groups = evaluation._passes.groups(range(len(spec.rules)))
+    assert numbers["toy.event.copied"] in groups and groups[numbers["toy.event.copied"]].element
+    assert numbers["toy.item.copy-length"] in groups
+    assert not groups[numbers["toy.item.copy-length"]].element
+
+    def edit(name, stream, copy):
+        copy["events"].pop()  # both copies short: copied's last event, copy-length fail
+        copy["events"][1]["seq"] = 9
+        stream["open"] = name == "b"  # a's stream-open fails: a's copies are not checked
+    entry = packet(tmp_path / "q", edit=edit)
+    with_plans, alone = reports(spec, entry)
+    assert with_plans == alone
+    assert [(rule, binding) for rule, _, _, binding, *_ in with_plans] == [
+        ("toy.item.stream-open", "a"),
+        ("toy.event.copied", "b / b#1"), ("toy.event.copied", "b / b#5"),
+        ("toy.event.named", "a / a#5"), ("toy.event.named", "b / b#5"),
+        ("toy.item.copy-length", "b")]
+    reporting_calls.clear()
+    Evaluation(spec, entry).run()
+    assert sorted(call for call in reporting_calls if call[0] != "toy.event.named") == [
+        ("toy.event.copied", "b / b#1"), ("toy.event.copied", "b / b#5"),
+        ("toy.item.copy-length", "b"), ("toy.item.stream-open", "a")]

@@ -122,8 +122,9 @@ class Evaluation:
     def _run_pass(self, group) -> None:
         """The pass's rules over their bindings: each binding not known to pass for a rule
         takes the reporting path at once, in that rule's turn (engine/sink.py puts what it
-        reports in rule order), before the pass goes on; so every rule reads and reports
-        binding by binding in the order it always did."""
+        reports in rule order), before the pass goes on, unless a rule it requires failed
+        there (skipped, as alone); so every rule reads and reports binding by binding in
+        the order it always did."""
         rules, sink = [self.spec.rules[number] for number in group.numbers], self.reporter.sink
         positions = [(number,) for number in group.numbers]
         check = group.check
@@ -131,7 +132,9 @@ class Evaluation:
             for scope in self.bindings.rule_scopes(group.iteration) if group.iteration else [{}]:
                 for position in check(scope):
                     sink.at(positions[position])
-                    self._apply_once(rules[position], scope)
+                    rule = rules[position]
+                    if not (rule.requires and self.required_failed(rule, scope)):
+                        self._apply_once(rule, scope)
                 sink.at(positions[0])  # the next bindings are made in the first rule's turn
             return
         iteration = self.spec.iterations[group.iteration]
@@ -143,7 +146,9 @@ class Evaluation:
             children = _Children(self, iteration, parent)
             for position, index in check(Element(parent, iteration.name), values):
                 sink.at(positions[position])
-                self._apply_once(rules[position], children.scope(index))
+                rule = rules[position]
+                if not (rule.requires and self.required_failed(rule, parent)):
+                    self._apply_once(rule, children.scope(index))
 
     def _run_scheduled(self, schedule) -> None:
         """The rules before the stream, the streamed rules element by element (each
@@ -199,7 +204,7 @@ class Evaluation:
                     self._apply_once(rule, scope)
             return
         for scope in scopes:
-            if rule.requires and self._required_failed(rule, scope):
+            if rule.requires and self.required_failed(rule, scope):
                 passed = False  # skipped: its cause is already reported
             else:
                 before = self.reporter.emitted
@@ -215,8 +220,7 @@ class Evaluation:
         An element that is not known to pass gets its scope and the reporting path, as
         always. False when the rule is not run this way."""
         passes = self._passes
-        if passes is None or rule.for_each not in self.bindings.leaves or any(
-                self._depth[required] >= self._depth[rule.id] for required in rule.requires) \
+        if passes is None or rule.for_each not in self.bindings.leaves \
                 or not passes.element_form(rule):
             return False
         group = passes.alone(rule, element=True)
@@ -227,7 +231,7 @@ class Evaluation:
         position = self.reporter.sink.position
         for parent in self.bindings.scopes(iteration.parent) if iteration.parent else [{}]:
             values = self.bindings.elements(iteration, parent, self.references.values)
-            if values is None or rule.requires and self._required_failed(rule, parent):
+            if values is None or rule.requires and self.required_failed(rule, parent):
                 continue  # no elements, or all skipped: their cause is already reported
             children = _Children(self, iteration, parent)
             for _, index in check(Element(parent, iteration.name), values):
@@ -235,12 +239,17 @@ class Evaluation:
                 self._apply_once(rule, children.scope(index))
         return True
 
-    def _required_failed(self, rule, scope: dict) -> bool:
+    def required_failed(self, rule, scope: dict) -> bool:
         """True when a rule this one requires failed (or could not run) for this binding
         or an enclosing one; compile checked that each runs over an enclosing iteration."""
         key = binding_key(scope)
         return any(key[:self._depth[required]] in self._failed_at[required]
                    for required in rule.requires)
+
+    def requires_enclosing(self, rule) -> bool:
+        """True when every rule this one requires runs over an iteration enclosing its own
+        (so whether one failed is known per parent: the element form may test it)."""
+        return all(self._depth[required] < self._depth[rule.id] for required in rule.requires)
 
     def _apply_once(self, rule, scope: dict) -> bool:
         """Run one rule for one binding on the reporting path; False when something it

@@ -116,10 +116,11 @@ class Passes:
     # ------------------------------------------------------------------ what runs how
     def groups(self, numbers) -> dict[int, Group]:
         """Rule number -> its pass, for the rules among ``numbers`` that run in one: no
-        hook, no kind asking for a binding's context, nothing required of them or by them
-        (those run one by one, ``alone``). A pass runs when its first rule is due; rules
-        another one requires end the passes before them, so what they record is recorded
-        when it always was."""
+        hook, no kind asking for a binding's context, no other rule requiring them (those
+        run one by one, ``alone``: each binding's verdict is recorded). A pass runs when its
+        first rule is due; rules another one requires end the passes before them, so what
+        they record is recorded when it always was, and a rule that requires them is
+        skipped in a pass where it would be skipped alone (``_requires``)."""
         numbers = tuple(numbers)
         program = self._programs.get(numbers)
         if program is None:
@@ -148,16 +149,16 @@ class Passes:
         return program
 
     def fusable(self, rule) -> bool:
-        return rule.hook is None and not rule.kind.context and not rule.requires \
-            and rule.id not in self._tracked
+        return rule.hook is None and not rule.kind.context and rule.id not in self._tracked
 
     def element_form(self, rule) -> bool:
         """True when the rule is tested by the element form: over a leaf iteration, no
-        ``when``, every reference reads the element, its ancestors, the constants or
+        ``when``, what it requires over enclosing iterations, every reference reads the element, its ancestors, the constants or
         documents that depend on nothing deeper (no pin, no label, no template)."""
         evaluation = self._evaluation
         if rule.hook is not None or rule.kind.context or rule.when is not None \
-                or rule.for_each not in evaluation.bindings.leaves:
+                or rule.for_each not in evaluation.bindings.leaves \
+                or not evaluation.requires_enclosing(rule):
             return False
         bound = set(evaluation.spec.iterations[rule.for_each].chain)
         chains = evaluation.documents.chains
@@ -560,6 +561,8 @@ class _Builder:
             if rule.for_each else ()
         self._emit("try:")
         self._indent += 4
+        if rule.requires:
+            self._requires(rule)
         if rule.when is not None:
             self._at()
             holds = self._constant(self._evaluation.holds)
@@ -575,6 +578,22 @@ class _Builder:
             self._emit(f"if ok is not True: yield {position}")
         else:
             self._emit(f"if ok is not True: yield {position}, index")
+
+    def _requires(self, rule) -> None:
+        """A rule whose required rule failed here is skipped (``ok``: nothing to report, its
+        cause is reported), as it is alone: asked per binding, in the element form once per
+        parent (what it requires runs over enclosing iterations: ``element_form``). An
+        answer that raised is "not known": the reporting path asks again."""
+        failed = f"{self._constant(self._evaluation.required_failed)}({self._constant(rule)}, x)"
+        if self._own is None:
+            self._emit(f"if {failed}: ok = True")
+        else:
+            skipped = self._fresh("s")
+            self._outer += [f"try: {skipped} = {failed}", f"except Exception: {skipped} = None"]
+            self._emit(f"if {skipped} is None: ok = False")
+            self._emit(f"elif {skipped}: ok = True")
+        self._emit("else:")
+        self._indent += 4
 
     # ------------------------------------------------------------------ functions
     def build(self, numbers: tuple, rules: list) -> Callable:
