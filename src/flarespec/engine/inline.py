@@ -29,6 +29,7 @@ into a ``subject -> bool`` predicate, and the source over a skeleton.
 from __future__ import annotations
 
 import builtins
+import itertools
 from decimal import Decimal
 from typing import Any, Callable
 
@@ -158,7 +159,9 @@ def predicate(kind, arg: Any, *, inline: Callable | None = None) -> Callable[[An
 
 # a scalar of these exact types equals another type-strictly exactly when the types are
 # the same object and ``==`` says so (values.strict_equal on two scalars)
-SCALAR_TYPES = (type(None), bool, int, float, Decimal, str)
+SCALAR_TYPES = frozenset((type(None), bool, int, float, Decimal, str))
+# the names of what equal_source reads once (locals of the generated code: ``_v0``, ``_v1``...)
+_READ_NAMES = (f"_v{number}" for number in itertools.count())
 NUMBER_TYPES = frozenset((int, float, Decimal))  # values.is_number, for the exact types
 EXACT_TYPES = {"null": (type(None),), "boolean": (bool,), "integer": (int,),
                "number": (int, float, Decimal), "string": (str,), "array": (list,),
@@ -178,12 +181,13 @@ def equal_source(subject: str, value: Any, constant: Callable[[Any], str]) -> st
     ``value`` (values.strict_equal): a static scalar by its exact type and ``==`` (None and
     a boolean by identity), a static container by strict_equal itself; a ``Dynamic`` by
     what strict_equal does first for a scalar subject (its exact type, then ``==``), any
-    other subject by strict_equal. ``subject`` is evaluated up to three times: a name or a
-    member read."""
+    other subject by strict_equal. ``subject`` is evaluated up to three times (a name or a
+    member read), against a ``Dynamic`` once, into a fresh local."""
     if isinstance(value, Dynamic):
-        return (f"((type({subject}) is type({value.source}) and {subject} == {value.source}) "
-                f"if type({subject}) in {constant(SCALAR_TYPES)} "
-                f"else {constant(strict_equal)}({subject}, {value.source}))")
+        read = next(_READ_NAMES)  # set in the condition, which is evaluated first
+        return (f"((type({read}) is type({value.source}) and {read} == {value.source}) "
+                f"if type({read} := {subject}) in {constant(SCALAR_TYPES)} "
+                f"else {constant(strict_equal)}({read}, {value.source}))")
     if value is None or type(value) is bool:
         return f"({subject} is {constant(value)})"
     if never_equal(value):
