@@ -89,7 +89,7 @@ _OWNED_SUFFIXES = ("_bucket", "_sum", "_count")
 # Common comment lines already read (_common_comment), at most _COMMENTS_KEPT of them: what
 # a line says does not depend on the exposition; what it does to one is _apply_comment's.
 _COMMENTS: dict[str, tuple] = {}
-_COMMENTS_KEPT = 4096
+_COMMENTS_KEPT = 1 << 12
 
 
 @gc_paused
@@ -195,8 +195,8 @@ def _read_comment(line: str, number: int, families: dict, sampled: set) -> None:
 
 def _common_comment(line: str) -> tuple | None:
     """The parts of a ``# HELP name text`` or ``# TYPE name type`` line with a plain name
-    (one match, what _read_comment reads), kept in _COMMENTS for the next exposition (the
-    same exporter writes the same comment lines into every snapshot); None for any other."""
+    (one match, what _read_comment reads), kept in _COMMENTS for the next exposition (an
+    exporter writes the same comment lines into every exposition); None for any other."""
     simple = _SIMPLE_COMMENT.fullmatch(line)
     if simple is None:
         return None
