@@ -266,3 +266,124 @@ def test_two_rules_equal_references_share_one_read(tmp_path, monkeypatch):
     alone = _described(Evaluation(spec, entry, pass_checks=False).run())
     assert with_passes == alone and {v[0] for v in with_passes} == {
         "toy.item.ns", "toy.item.ns-positive", "toy.event.positive", "toy.event.listed"}
+
+
+# ------------------------------------------------------------- pointers filled by bindings
+
+FILLED = """
+flarespec: 1
+id: toy/filled
+title: each event's entry in its item's table, found by the event's key
+documents:
+  index: {loader: json, entry: true}
+  stream: {loader: json, each: item, path: "streams/{item.name}.json"}
+  table: {loader: json, each: item, path: "tables/{item.name}.json"}
+iterations:
+  item: {over: "index:$.items[*]", label: "{item.name}"}
+  event: {over: "stream:$.events[*]", parent: item, label: "{item.name}#{event@index}"}
+rules:
+  - id: toy.event.entry
+    description: The table's entry for the event's key is at least 1 (element form).
+    for_each: event
+    given: "table:/rows/{event.key}"
+    assert: {range: {min: 1}}
+  - id: toy.event.entry-part
+    description: The entry's first part by the event's nested key, if there (element form).
+    for_each: event
+    optional: true
+    given: "table:/rows/{event.at.0}/0"
+    assert: {type: integer}
+  - id: toy.event.entry-when
+    description: The same entry, for an event that says so (a when, so the scope form).
+    for_each: event
+    when: {given: "event:$.check", equals: true}
+    given: "table:/rows/{event.key}"
+    assert: {range: {min: 1}}
+  - id: toy.item.row-of-index
+    description: The item's own row, by its index and a member (the scope form, filled twice).
+    for_each: item
+    optional: true
+    given: "table:/by_item/{item@index}/{item.name}"
+    assert: {type: integer}
+"""
+
+_KEYS = st.sampled_from(["a", "b", "0", "1", "-1", "007", "x"]) | st.integers(-3, 3) | \
+    st.booleans() | st.none() | st.floats(-1, 1) | st.lists(st.integers(0, 1), max_size=1)
+_ROW = st.integers(-1, 3) | st.lists(st.integers(0, 2) | st.text(max_size=1), max_size=2) | st.none()
+_ROWS = st.dictionaries(st.sampled_from(["a", "b", "0", "1", "007", "True", "None", "[0]"]), _ROW,
+                        max_size=5) | st.lists(_ROW, max_size=4) | st.just(7)
+_FILLED_EVENT = st.fixed_dictionaries({}, optional={
+    "key": _KEYS, "at": st.lists(_KEYS, max_size=2) | _KEYS, "check": st.booleans()}) | _KEYS
+
+
+def _filled_spec(factory, _made=[]):  # noqa: B006 - compiled once for all generated examples
+    if not _made:
+        _made.append(compile_text(factory.mktemp("spec") / "spec", FILLED))
+    return _made[0]
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(events=st.lists(_FILLED_EVENT, max_size=4), rows=_ROWS, by_item=st.just({}) | st.lists(
+    st.dictionaries(st.sampled_from(["a", "b"]), _ROW, max_size=2), max_size=2))
+def test_a_pointer_filled_by_bindings_is_read_inline_as_the_walk_reads_it(
+        tmp_path_factory, monkeypatch, events, rows, by_item):
+    """A pointer of literal keys and placeholders of bound elements (an index, a member of
+    any type, a member path with a digit) is read by generated steps, the filled value's
+    step as PointerTemplate._walk takes it: the reports with the element form, with the
+    scope form alone and of the reporting path alone are one."""
+    spec = _filled_spec(tmp_path_factory)
+    root = tmp_path_factory.mktemp("p")
+    docs = {"index.json": {"items": [{"name": "a"}, {"name": "b"}]}}
+    for name in ("a", "b"):
+        docs[f"streams/{name}.json"] = {"events": events}
+        docs[f"tables/{name}.json"] = {"rows": rows, "by_item": by_item}
+    write_files(root, docs)
+    with_elements, scopes_only, alone = three_reports(spec, root / "index.json", monkeypatch)
+    assert with_elements == scopes_only == alone
+
+
+def test_a_pointer_filled_by_bindings_reads_through_no_accessor(tmp_path):
+    """The element and scope forms read ``/rows/{event.key}`` and ``/by_item/{item@index}
+    /{item.name}`` inline: no accessor is made for them."""
+    spec = compile_text(tmp_path / "spec", FILLED)
+    docs = {"index.json": {"items": [{"name": "a"}]}, "streams/a.json": {"events": [
+        {"key": "a", "at": ["b"], "check": True}]}, "tables/a.json": {
+        "rows": {"a": 1, "b": [2]}, "by_item": [{"a": 5}]}}
+    write_files(tmp_path / "p", docs)
+    evaluation = Evaluation(spec, tmp_path / "p" / "index.json")
+    assert _described(evaluation.run()) == []
+    read = {accessor.ref.source for accessor in evaluation.references._accessors.values()}
+    assert not read & {"table:/rows/{event.key}", "table:/rows/{event.at.0}/0",
+                       "table:/by_item/{item@index}/{item.name}"}
+
+
+ROWS = [["x"], ["y"], ["z"]]  # every entry fails both element rules: found or not, a report
+TABLE = {text: [text] for text in ("1", "True", "None", "[0]", "1.0", "007")}
+
+
+@pytest.mark.parametrize("rows, key", [
+    (ROWS, "-1"), (ROWS, -1), (ROWS, "007"), (ROWS, 2), (ROWS, -4),
+    (ROWS, "x"), (ROWS, True), (ROWS, 1.0),
+    (TABLE, 1),
+    (TABLE, True),
+    (TABLE, None),
+    (TABLE, [0]),
+    (TABLE, 1.0),
+    (TABLE, "007"),
+    ({"a": ["a"]}, "missing"), (7, "a"),
+], ids=lambda value: repr(value)[:12])
+def test_each_filled_key_is_read_as_the_walk_reads_it(tmp_path, monkeypatch, rows, key):
+    """Every branch of a filled step (an int, a text of a sign and digits, other text, any
+    other value by its str; an object's member, a list's element from either end; the
+    member not there): the reports of the three ways are one, and not empty (each case
+    finds a value that fails, or none)."""
+    spec = compile_text(tmp_path / "spec", FILLED)
+    event = {"check": True} if key == "missing" else {"key": key, "at": [key], "check": True}
+    docs = {"index.json": {"items": [{"name": "a"}]}, "streams/a.json": {"events": [event]},
+            "tables/a.json": {"rows": rows, "by_item": [{"a": key}]}}
+    write_files(tmp_path / "p", docs)
+    with_elements, scopes_only, alone = three_reports(spec, tmp_path / "p" / "index.json",
+                                                      monkeypatch)
+    assert with_elements == scopes_only == alone
+    assert {row[0] for row in with_elements} >= {"toy.event.entry", "toy.event.entry-when"}

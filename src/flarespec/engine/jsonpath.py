@@ -45,7 +45,6 @@ from flarespec.engine.values import is_number as _number, json_type
 from flarespec.loaders.locations import child_location, location_of
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # fullmatch: "a\n" is no identifier
-INDEX = re.compile(r"-?[0-9]+")  # ASCII digits only: int() would also read "١" or "０"
 
 MAX_NESTING = 64  # parentheses, filters and function calls inside one another
 MAX_INT = 2 ** 53 - 1  # I-JSON's exact integer range, RFC 9535's bound on indices and slices

@@ -18,10 +18,13 @@ one generated function, made once per evaluation:
 
 Inside it each shared value is read once: a document's root once per binding (per parent),
 a fixed selection (engine/readers.py: a path of literal steps) as inline steps, each prefix
-several rules read once (in the element form also a pointer of literal keys ending in the
-element's own index, ``/events/{own@index}``: its keys once per parent, its last step by
-the loop's ``index``, ``readers.by_local``); any other reference through its one accessor (engine/access.py),
-its result kept for the rules after it. Each rule is then tested on the raw values by its
+several rules read once, and so is a pointer of literal keys and placeholders filled by
+bound elements (``/shelves/{shelf@index}/items/{item@index}``, ``/rows/{item.key}``: each
+placeholder's step by the index or member it is filled with, ``readers.by_local`` and
+``by_filled``; in the element form one placeholder of the element's own, the keys before
+it read once per parent); any other reference through its one accessor
+(engine/access.py), its result kept for the rules after it. Each rule is then tested on
+the raw values by its
 kind's inline test (``Kind.inline``, for a static argument, or for the skeleton of an
 argument read here when the kind takes one: engine/inline.py), else its kind's verdict
 bound to a static argument (``Kind.verdict``), else ``Kind.holds_for`` on the argument read
@@ -46,8 +49,10 @@ from typing import Any, Callable
 
 from flarespec.engine.inline import Dynamic, dynamic_source, inline_source, static
 from flarespec.engine.problems import ArgumentNotSingle
+from flarespec.engine.placeholders import Placeholder
 from flarespec.engine.readers import (
     MAX_GENERATED_STEPS,
+    by_filled,
     by_local,
     compiled,
     constant,
@@ -285,20 +290,21 @@ class _Builder:
             return self._reads[key]
         if ref.target not in target:
             return None
-        chain = target[self._own].chain if self._own else None
-        if self._own is None:
-            rule_chain = self._chain
-            if ref.target not in rule_chain:
-                return None
-        elif ref.target not in chain:
+        return self._bound_root(ref.target)
+
+    def _bound_root(self, name: str) -> str | None:
+        """The variable of the value bound to the iteration ``name`` here (the element's:
+        ``value``), hoisted; None when ``name`` is not bound here."""
+        iterations = self._evaluation.spec.iterations
+        if name not in (iterations[self._own].chain if self._own else self._chain):
             return None
-        key = ("binding", ref.target)
+        key = ("binding", name)
         if key not in self._reads:
-            if ref.target == self._own:
+            if name == self._own:
                 self._reads[key] = "value"
             else:
                 variable = self._reads[key] = self._fresh("b")
-                line = f"{variable} = x[{self._constant(ref.target)}].match.value"
+                line = f"{variable} = x[{self._constant(name)}].match.value"
                 (self._outer if self._own else self._hoisted).append(line)
         return self._reads[key]
 
@@ -334,7 +340,7 @@ class _Builder:
         return self._step_reads(variable, key, steps, self._lines, guarded=True)
 
     def _step_reads(self, root: str, key: tuple, steps: tuple, into: list[str], *,
-                    guarded: bool) -> str:
+                    guarded: bool, per_element: bool = False) -> str:
         variable = root
         for end in range(1, len(steps) + 1):
             prefix = key + tuple(steps[:end])
@@ -348,6 +354,8 @@ class _Builder:
                 if guarded:
                     if found is None:
                         self._guarded.append(target)
+                        if per_element:
+                            self._per_element.add(target)
                     into.append(" " * self._indent + f"if {target} is _UNREAD:")
                     into.extend(" " * (self._indent + 4) + line for line in lines)
                 else:
@@ -356,36 +364,66 @@ class _Builder:
             variable = found
         return variable
 
-    def _indexed(self, ref) -> str | None:
-        """Element form: the variable holding what a pointer of literal keys ending in the
-        element's own index reads (``/events/{own@index}``): the keys read inline as a fixed
-        selection (a document's once per parent), the last step by ``index`` per element
-        (``readers.by_local``); None for any other reference."""
-        if self._own is None or ref.pinned or ref.metadata or ref.template is not None \
-                or ref.pointer is None:
+    def _filled(self, ref) -> str | None:
+        """The variable holding what a pointer of literal keys and placeholders filled by
+        bound elements reads (``/shelves/{shelf@index}/items/{item@index}``,
+        ``/rows/{item.key}``), inline: the keys as a fixed selection's, each
+        placeholder's step by the value the filler gives it here (the binding's index, or a
+        member of its element: ``readers.by_filled``), as ``PointerTemplate._walk`` takes
+        it. In the element form, one placeholder of the element's own: the keys before it
+        read once per parent (a document's lazily), the steps from it per element. None
+        for any other reference (it reads through its accessor)."""
+        if ref.pinned or ref.metadata or ref.template is not None or ref.pointer is None:
             return None
-        split = ref.pointer.index_steps()
-        if split is None:
+        steps = ref.pointer.filled_steps()
+        if steps is None:
             return None
-        placeholder, steps = split
-        if placeholder.reference or placeholder.name != self._own or \
-                placeholder.meta != "index" or placeholder.members or \
-                self._steps + len(steps) + 1 > MAX_GENERATED_STEPS:
+        places = [number for number, step in enumerate(steps) if isinstance(step, Placeholder)]
+        if not places or not all(self._fillable(steps[number], len(places)) for number in places):
             return None
-        container = self._fixed(ref, steps)
+        reads = len(steps) + sum(len(steps[number].members) for number in places)
+        if self._steps + reads > MAX_GENERATED_STEPS:
+            return None
+        container = self._fixed(ref, steps[:places[0]])
         if container is None:
             return None
-        key = ("by index", container)
-        variable = self._reads.get(key)
-        if variable is None:
-            variable = self._reads[key] = self._fresh("e")
-            self._guarded.append(variable)
-            self._per_element.add(variable)
-            self._steps += 1
-        self._emit(f"if {variable} is _UNREAD:")
-        for line in step_lines(container, variable, by_local("index"), self._constant):
-            self._emit("    " + line)
-        return variable
+        rest = tuple(self._filler_step(step) if isinstance(step, Placeholder) else step
+                     for step in steps[places[0]:])
+        return self._step_reads(container, ("filled", container), rest, self._lines,
+                                guarded=True, per_element=self._own is not None)
+
+    def _fillable(self, placeholder: Placeholder, count: int) -> bool:
+        """A placeholder ``_filled`` reads: a bound element's index or member (in the
+        element form the element's own, alone in its pointer)."""
+        if placeholder.reference or placeholder.meta not in (None, "index"):
+            return False
+        if self._own is not None:
+            return count == 1 and placeholder.name == self._own
+        return placeholder.name in self._chain
+
+    def _filler_step(self, placeholder: Placeholder) -> tuple:
+        """The step by what ``placeholder`` is filled with here: the loop's ``index`` or the
+        binding's (an int), else the member of the bound element its member path reads
+        (``values.member_at`` with digits indexing a list: fixed steps), read hoisted."""
+        key = ("filler", placeholder)
+        if key in self._reads:
+            return self._reads[key]
+        name = placeholder.name
+        if placeholder.meta == "index":
+            if name == self._own:
+                variable = "index"
+            else:
+                variable = self._fresh("i")
+                self._hoisted.append(f"{variable} = x[{self._constant(name)}].index")
+            step = by_local(variable)
+        else:
+            members = tuple((member, int(member) if member.isascii() and member.isdigit()
+                             else None) for member in placeholder.members)
+            variable = self._step_reads(self._bound_root(name), ("pure", name), members,
+                                        self._hoisted, guarded=False)
+            step = by_filled(variable)
+        self._reads[key] = step
+        return step
 
     def _getter(self, ref) -> str:
         """A variable holding the reference's values here, read through its accessor (once
@@ -418,7 +456,7 @@ class _Builder:
             return "one", "index"
         variable = self._fixed(ref)
         if variable is None:
-            variable = self._indexed(ref)
+            variable = self._filled(ref)
         if variable is not None:
             return "one", variable
         return "list", self._getter(ref)

@@ -22,10 +22,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from flarespec.engine.readers import fixed_reader
+from flarespec.engine.readers import INDEX, fixed_reader
 from flarespec.engine.placeholders import Placeholder, parse_placeholder
 from flarespec.engine.jsonpath import (  # noqa: F401 - the public names of this module
-    INDEX,
     MAX_SEGMENTS,
     WILDCARD,
     CompiledJsonPath,
@@ -199,16 +198,16 @@ class PointerTemplate:
         single, prefix = split
         return single, prefix.reader(), _index_step
 
-    def index_steps(self) -> tuple[str, tuple] | None:
-        """``split_at_index`` for generated code: (the placeholder, the fixed steps of the
-        literal keys before it, engine/readers.py), the last step then read by the integer
-        as ``readers.step_lines`` reads a step ``by_local``; None for any other pointer."""
-        split = self._split_at_index()
-        if split is None:
+    def filled_steps(self) -> tuple | None:
+        """For generated code, the steps of a pointer whose every segment is a literal key
+        or one placeholder (``/shelves/{shelf@index}/items/{item@index}``): a
+        literal key's fixed step (engine/readers.py), a placeholder as its ``Placeholder``,
+        whose step ``_walk`` takes by the value it is filled with (``readers.by_filled``);
+        None for any other pointer (a filter, a key mixing text and placeholders)."""
+        if any(segment is not None for *_, segment in self._steps):
             return None
-        single, prefix = split
-        steps = prefix.fixed_steps()
-        return None if steps is None else (single, steps)
+        return tuple((text, number) if single is None else single
+                     for text, number, single, _ in self._steps)
 
     def _split_at_index(self) -> tuple[str, "PointerTemplate"] | None:
         *head, (_, _, single, segment) = self._steps

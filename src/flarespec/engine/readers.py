@@ -21,9 +21,14 @@ more reads the rest through the references' accessors.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 Step = tuple  # (member name or None, list index or None)
+# A pointer key that reads a list's element: ASCII digits (int() would also read "١" or
+# "０"), a sign allowed (a negative index counts from the end)
+INDEX = re.compile(r"-?[0-9]+")
+_IS_INDEX = INDEX.fullmatch
 MISSING = object()  # what a step that finds nothing gives the steps after it
 # The most steps one generated function reads: a longer fixed path is read by
 # ``walk_steps`` (the same reads, a loop), a pass needing more reads through accessors.
@@ -51,6 +56,42 @@ def by_local(variable: str) -> Step:
     return local, local
 
 
+class Filled:
+    """A step's key read from a local holding what a pointer's placeholder is filled with
+    (a bound element's member: ``paths.PointerTemplate._walk``'s placeholder step): an int
+    reads as ``Local`` does; anything else by its text (itself when a str, else ``str``
+    of it), an object's member of that text and a list's element at the index the text
+    spells (``INDEX``, as a pointer's literal key). ``MISSING`` in the local (the
+    member is not there: the filler raises) raises ``LookupError``. ``by_filled(variable)``
+    is that step."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: str):
+        self.variable = variable
+
+
+def by_filled(variable: str) -> Step:
+    """The step that reads by the filled value in the local ``variable`` (``Filled``)."""
+    filled = Filled(variable)
+    return filled, filled
+
+
+def _filled_lines(source: str, target: str, key: str, constant: Callable[[Any], str],
+                  missing: str) -> list[str]:
+    text, index = f"{target}_text", constant(_IS_INDEX)
+    return [f"if {key} is _MISSING: raise LookupError",
+            f"if type({key}) is int:",
+            *("    " + line for line in step_lines(source, target, by_local(key), constant,
+                                                    missing)),
+            "else:",
+            f"    {text} = {key} if type({key}) is str else str({key})",
+            f"    if isinstance({source}, dict) and {text} in {source}: {target} = {source}[{text}]",
+            f"    elif isinstance({source}, list) and {index}({text}) and "
+            f"-len({source}) <= int({text}) < len({source}): {target} = {source}[int({text})]",
+            f"    else: {missing}"]
+
+
 def step_lines(source: str, target: str, step: Step, constant: Callable[[Any], str],
                missing: str | None = None) -> list[str]:
     """Python lines setting ``target`` to what ``step`` reads from ``source``; when it reads
@@ -58,6 +99,9 @@ def step_lines(source: str, target: str, step: Step, constant: Callable[[Any], s
     named ``_MISSING`` in the namespace, which the steps after it read nothing from: the
     sentinel is neither an object nor a list)."""
     name, index = step
+    if isinstance(name, Filled):
+        return _filled_lines(source, target, name.variable, constant,
+                             missing or f"{target} = _MISSING")
     lines, keyword = [], "if"
     if name is not None:
         key = f"str({name.variable})" if isinstance(name, Local) else constant(name)
