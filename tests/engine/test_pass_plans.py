@@ -198,3 +198,42 @@ def test_a_rule_that_requires_runs_in_a_pass_and_is_skipped_where_it_would_be_al
     assert sorted(call for call in reporting_calls if call[0] != "toy.event.named") == [
         ("toy.event.copied", "b / b#1"), ("toy.event.copied", "b / b#5"),
         ("toy.item.copy-length", "b"), ("toy.item.stream-open", "a")]
+
+
+WHEN = SPEC + """
+  - id: toy.item.copy-when-open
+    description: An open stream's copy has six events (the when read in the pass).
+    for_each: item
+    when: {given: "stream:$.open", equals: true}
+    given: "copy:$.events"
+    assert: {length: {equals: 6}}
+"""
+
+
+@pytest.mark.parametrize("open_a", [True, False, "yes", None], ids=repr)
+def test_a_when_is_decided_in_the_pass_as_holds_decides_it(tmp_path, monkeypatch, open_a):
+    """A rule's ``when`` is its condition's verdict on values read in the pass (never the
+    engine's ``holds`` on the way to a pass): false or not there, the rule holds; true, it
+    is tested; the reports are the reporting path's alone."""
+    spec = compile_text(tmp_path / "spec", WHEN)
+
+    def edit(name, stream, copy):
+        copy["events"].pop()  # both copies short: copy-when-open fails where it is tested
+        if name == "a":
+            if open_a is None:
+                del stream["open"]
+            else:
+                stream["open"] = open_a
+    entry = packet(tmp_path / "p", edit=edit)
+    with_plans, alone = reports(spec, entry)
+    assert with_plans == alone
+    tested = {binding for rule, _, _, binding, *_ in with_plans
+              if rule == "toy.item.copy-when-open"}
+    assert tested == ({"a", "b"} if open_a is True else {"b"})
+    asked = []
+    original = evaluate_module.Evaluation.holds
+    monkeypatch.setattr(evaluate_module.Evaluation, "holds",
+                        lambda self, condition, scope: asked.append(condition) or
+                        original(self, condition, scope))
+    Evaluation(spec, packet(tmp_path / "q")).run()
+    assert asked == []

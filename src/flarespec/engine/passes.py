@@ -602,11 +602,7 @@ class _Builder:
         if rule.requires:
             self._requires(rule)
         if rule.when is not None:
-            self._at()
-            holds = self._constant(self._evaluation.holds)
-            self._emit(f"if not {holds}({self._constant(rule.when)}, x): ok = True")
-            self._emit("else:")
-            self._indent += 4
+            self._when(rule.when)
         empty = "True" if rule.optional else "False"
         self._test(rule.kind, rule.given, rule.arg, empty, inline=True)
         self._indent = self._base
@@ -616,6 +612,22 @@ class _Builder:
             self._emit(f"if ok is not True: yield {position}")
         else:
             self._emit(f"if ok is not True: yield {position}, index")
+
+    def _when(self, condition: Condition) -> None:
+        """The rule's ``when``, decided here as the engine's ``holds`` decides it (its
+        kind's verdict, never an inline test: the same lines as ``condition`` makes, its
+        reads shared with the rules'); false: the rule holds for the binding. A read that
+        raises leaves the rule "not known", for the reporting path to decide. A condition
+        whose kind needs a binding's context is asked of ``holds``."""
+        if condition.kind.context:
+            self._at()
+            holds = self._constant(self._evaluation.holds)
+            self._emit(f"if not {holds}({self._constant(condition)}, x): ok = True")
+        else:
+            self._test(condition.kind, condition.given, condition.arg, "False", inline=False)
+            self._emit("if not ok: ok = True")
+        self._emit("else:")
+        self._indent += 4
 
     def _requires(self, rule) -> None:
         """A rule whose required rule failed here is skipped (``ok``: nothing to report, its
