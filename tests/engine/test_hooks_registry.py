@@ -350,3 +350,47 @@ def test_the_hook_examples_of_the_language_reference(toy_hooks, tmp_path):
     assert [(v.rule, v.location, v.message) for v in report.violations] == [
         ("toy.numbers.even", "$.numbers[0]", "3 is odd")]
     assert report.metric is None
+
+
+def test_a_check_hook_runs_in_its_iterations_pass(toy_hooks, tmp_path, monkeypatch):
+    """A check hook runs in the pass of its iteration: its verdict (``Hook.holds``) on the
+    arguments read there; a binding where it fails, or raises, takes the reporting path,
+    which lists the failures (or the internal error). The reports are the reporting path's
+    alone, and a passing binding never reaches it."""
+    from flarespec.engine import evaluate as evaluate_module
+    from flarespec.engine.evaluate import Evaluation
+
+    spec = compile_case(tmp_path, """\
+        rules:
+          - id: toy.shelf.named
+            description: A shelf has a name.
+            for_each: shelf
+            given: "shelf:$.name"
+            assert: {type: string}
+          - id: toy.shelf.even
+            description: A shelf's numbers are even.
+            for_each: shelf
+            hook: toy.even_in
+            args: {numbers: {ref: "doc:/shelves/{shelf@index}/numbers"}}
+    """)
+    (tmp_path / "doc.json").write_text(json.dumps({"shelves": [
+        {"name": "s0", "numbers": [2]}, {"name": "s1", "numbers": [2, 3]},
+        {"name": "s2", "numbers": ["x"]}, {"name": "s3"}]}))
+    entry = tmp_path / "doc.json"
+    evaluation = Evaluation(spec, entry)
+    groups = evaluation._passes.groups(range(len(spec.rules)))
+    assert set(groups) == {0, 1} and not groups[1].element  # the hook: the scope form
+    reached = []
+    original = evaluate_module.Evaluation._apply_once
+    monkeypatch.setattr(evaluate_module.Evaluation, "_apply_once", lambda self, rule, scope: (
+        reached.append((rule.id, scope["shelf"].index)) or original(self, rule, scope)))
+
+    def described(report):
+        return [(v.rule, v.file, v.location, v.message, v.binding) for v in report.violations]
+    with_passes = described(Evaluation(spec, entry).run())
+    assert reached == [("toy.shelf.even", 1), ("toy.shelf.even", 2), ("toy.shelf.even", 3)]
+    assert with_passes == described(Evaluation(spec, entry, pass_checks=False).run())
+    assert [(rule, location, binding) for rule, _, location, _, binding in with_passes] == [
+        ("toy.shelf.even", "$.shelves[1].numbers[1]", "s1"),  # fails
+        ("toy.shelf.even", None, "s2"),  # raises (cannot evaluate)
+        ("toy.shelf.even", "doc:/shelves/3/numbers", "s3")]  # its argument is not there

@@ -303,6 +303,10 @@ class Evaluation:
             for failure in function(context, match.value, arg, match.location):
                 self.reporter.report_failure(rule, scope, failure, file, match)
 
+    def context(self, scope: dict) -> "RuleContext":
+        """What a kind or hook may ask of the engine for the binding ``scope``."""
+        return RuleContext(self, scope)
+
     def _apply_hook(self, rule, scope: dict) -> None:
         args = self.references.materialize(rule.arg, scope)
         for failure in HOOKS[rule.hook].function(RuleContext(self, scope), args):

@@ -35,6 +35,13 @@ class Hook:
     # them: `spec lint` checks that the spec requires each named key there
     names_in: dict | None = None
 
+    def holds(self, ctx, args) -> bool:
+        """A check's verdict: its function yields no first failure (what a pass asks; the
+        reporting path lists the failures)."""
+        for _ in self.function(ctx, args):
+            return False
+        return True
+
 
 # What a declared type accepts; a value read per packet (a reference, a template) is only
 # known at run time and is accepted here.

@@ -47,6 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from flarespec.engine.hooks import HOOKS
 from flarespec.engine.inline import Dynamic, dynamic_source, inline_source, static
 from flarespec.engine.problems import ArgumentNotSingle
 from flarespec.engine.placeholders import Placeholder
@@ -121,8 +122,9 @@ class Passes:
     # ------------------------------------------------------------------ what runs how
     def groups(self, numbers) -> dict[int, Group]:
         """Rule number -> its pass, for the rules among ``numbers`` that run in one: no
-        hook, no kind asking for a binding's context, no other rule requiring them (those
-        run one by one, ``alone``: each binding's verdict is recorded). A pass runs when its
+        kind asking for a binding's context (a check hook runs in one: ``_hook``), no other
+        rule requiring them (those run one by one, ``alone``: each binding's verdict is
+        recorded). A pass runs when its
         first rule is due; rules another one requires end the passes before them, so what
         they record is recorded when it always was, and a rule that requires them is
         skipped in a pass where it would be skipped alone (``_requires``)."""
@@ -154,7 +156,7 @@ class Passes:
         return program
 
     def fusable(self, rule) -> bool:
-        return rule.hook is None and not rule.kind.context and rule.id not in self._tracked
+        return (rule.hook is not None or not rule.kind.context) and rule.id not in self._tracked
 
     def element_form(self, rule) -> bool:
         """True when the rule is tested by the element form: over a leaf iteration, no
@@ -603,8 +605,11 @@ class _Builder:
             self._requires(rule)
         if rule.when is not None:
             self._when(rule.when)
-        empty = "True" if rule.optional else "False"
-        self._test(rule.kind, rule.given, rule.arg, empty, inline=True)
+        if rule.hook is not None:
+            self._hook(rule)
+        else:
+            self._test(rule.kind, rule.given, rule.arg, "True" if rule.optional else "False",
+                       inline=True)
         self._indent = self._base
         self._emit("except Exception:")
         self._emit("    ok = False")
@@ -612,6 +617,16 @@ class _Builder:
             self._emit(f"if ok is not True: yield {position}")
         else:
             self._emit(f"if ok is not True: yield {position}, index")
+
+    def _hook(self, rule) -> None:
+        """A check hook's verdict (``Hook.holds``) on its arguments read here, as the
+        reporting path's ``materialize`` reads them, with a context of this binding (the
+        scope form's ``x`` is the binding's scope); a read or a hook that raises is "not
+        known", and the reporting path runs it again."""
+        args = self._source(self._skeleton(rule.arg))
+        self._at()  # the hook may read a document through its context
+        holds, context = HOOKS[rule.hook].holds, self._evaluation.context
+        self._emit(f"ok = {self._constant(holds)}({self._constant(context)}(x), {args})")
 
     def _when(self, condition: Condition) -> None:
         """The rule's ``when``, decided here as the engine's ``holds`` decides it (its
