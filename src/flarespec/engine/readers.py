@@ -39,15 +39,20 @@ _READERS: dict[tuple, Callable[..., list]] = {}
 
 
 class Local:
-    """A step's name and index read from a local int variable of the generated code (a
-    pointer segment filled with an element's own index, ``/events/{own@index}``: what
-    ``paths._index_step`` reads, an object's member named by the int's decimal text, a
-    list's element at it). ``by_local(variable)`` is that step."""
+    """A step's key read from a local variable of the generated code. An int (``by_local``:
+    a pointer segment filled with an element's own index, ``/events/{own@index}``, what
+    ``paths._index_step`` reads) names an object's member by its decimal text and a list's
+    element at it. Any value a pointer's placeholder is filled with (``by_filled``: a bound
+    element's member, ``paths.PointerTemplate._walk``'s placeholder step): an int as
+    above; anything else by its text (itself when a str, else ``str`` of it), an object's
+    member of that text and a list's element at the index the text spells (``INDEX``, as a
+    pointer's literal key); ``MISSING`` in the local (the member is not there: the filler
+    raises) raises ``LookupError``."""
 
-    __slots__ = ("variable",)
+    __slots__ = ("variable", "filled")
 
-    def __init__(self, variable: str):
-        self.variable = variable
+    def __init__(self, variable: str, filled: bool = False):
+        self.variable, self.filled = variable, filled
 
 
 def by_local(variable: str) -> Step:
@@ -56,25 +61,10 @@ def by_local(variable: str) -> Step:
     return local, local
 
 
-class Filled:
-    """A step's key read from a local holding what a pointer's placeholder is filled with
-    (a bound element's member: ``paths.PointerTemplate._walk``'s placeholder step): an int
-    reads as ``Local`` does; anything else by its text (itself when a str, else ``str``
-    of it), an object's member of that text and a list's element at the index the text
-    spells (``INDEX``, as a pointer's literal key). ``MISSING`` in the local (the
-    member is not there: the filler raises) raises ``LookupError``. ``by_filled(variable)``
-    is that step."""
-
-    __slots__ = ("variable",)
-
-    def __init__(self, variable: str):
-        self.variable = variable
-
-
 def by_filled(variable: str) -> Step:
-    """The step that reads by the filled value in the local ``variable`` (``Filled``)."""
-    filled = Filled(variable)
-    return filled, filled
+    """The step that reads by the filled value in the local ``variable`` (``Local``)."""
+    local = Local(variable, filled=True)
+    return local, local
 
 
 def _filled_lines(source: str, target: str, key: str, constant: Callable[[Any], str],
@@ -99,7 +89,7 @@ def step_lines(source: str, target: str, step: Step, constant: Callable[[Any], s
     named ``_MISSING`` in the namespace, which the steps after it read nothing from: the
     sentinel is neither an object nor a list)."""
     name, index = step
-    if isinstance(name, Filled):
+    if isinstance(name, Local) and name.filled:
         return _filled_lines(source, target, name.variable, constant,
                              missing or f"{target} = _MISSING")
     lines, keyword = [], "if"
