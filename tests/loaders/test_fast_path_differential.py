@@ -277,6 +277,11 @@ def test_remembered_comment_lines_are_read_anew_in_each_exposition(monkeypatch):
         assert fast == general, data
     assert {"# HELP a_total Requests.", "# TYPE a_total counter", "# HELP b Bad \\q."} <= set(
         prometheus._COMMENTS)
+    with monkeypatch.context() as patch:  # the general path never asks what is remembered
+        patch.setattr(prometheus, "FAST_PATH", False)
+        patch.setattr(prometheus, "_COMMENTS", {"# TYPE a_total counter": ("TYPE", "a_total",
+                                                                           "gauge", None)})
+        assert parse_prometheus(b"# TYPE a_total counter\n")["families"][0]["type"] == "counter"
     monkeypatch.setattr(prometheus, "_COMMENTS", {})
     monkeypatch.setattr(prometheus, "_COMMENTS_KEPT", 2)
     many = "".join(f"# HELP m{i} Text {i}.\n" for i in range(5)).encode()
