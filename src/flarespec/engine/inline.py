@@ -160,8 +160,9 @@ def predicate(kind, arg: Any, *, inline: Callable | None = None) -> Callable[[An
 # a scalar of these exact types equals another type-strictly exactly when the types are
 # the same object and ``==`` says so (values.strict_equal on two scalars)
 SCALAR_TYPES = frozenset((type(None), bool, int, float, Decimal, str))
-# the names of what equal_source reads once (locals of the generated code: ``_v0``, ``_v1``...)
-_READ_NAMES = (f"_v{number}" for number in itertools.count())
+# numbers the locals equal_source reads into (``_v0``, ``_v1``...): a count, whose ``next``
+# any thread may ask (a generator's would raise when two threads ask at once)
+_READ_NUMBERS = itertools.count()
 NUMBER_TYPES = frozenset((int, float, Decimal))  # values.is_number, for the exact types
 EXACT_TYPES = {"null": (type(None),), "boolean": (bool,), "integer": (int,),
                "number": (int, float, Decimal), "string": (str,), "array": (list,),
@@ -184,7 +185,7 @@ def equal_source(subject: str, value: Any, constant: Callable[[Any], str]) -> st
     other subject by strict_equal. ``subject`` is evaluated up to three times (a name or a
     member read), against a ``Dynamic`` once, into a fresh local."""
     if isinstance(value, Dynamic):
-        read = next(_READ_NAMES)  # set in the condition, which is evaluated first
+        read = f"_v{next(_READ_NUMBERS)}"  # set in the condition, which is evaluated first
         return (f"((type({read}) is type({value.source}) and {read} == {value.source}) "
                 f"if type({read} := {subject}) in {constant(SCALAR_TYPES)} "
                 f"else {constant(strict_equal)}({read}, {value.source}))")

@@ -24,13 +24,13 @@ placeholder's step by the index or member it is filled with, ``readers.by_local`
 ``by_filled``; in the element form one placeholder of the element's own, the keys before
 it read once per parent); any other reference through its one accessor
 (engine/access.py), its result kept for the rules after it. Each rule is then tested on
-the raw values by its
-kind's inline test (``Kind.inline``, for a static argument, or for the skeleton of an
-argument read here when the kind takes one: engine/inline.py), else its kind's verdict
-bound to a static argument (``Kind.verdict``), else ``Kind.holds_for`` on the argument read
-here;
-an empty selection is decided as the reporting path decides it. Anything that raises, and
-anything but True, is "not known".
+the raw values by its kind's inline test (``Kind.inline``, for a static argument, or for
+the skeleton of an argument read here when the kind takes one: engine/inline.py), else its
+kind's verdict bound to a static argument (``Kind.verdict``), else ``Kind.holds_for`` on
+the argument read here (a check hook by ``Hook.holds``, a ``when`` by its condition's
+verdict, a ``requires`` by ``Evaluation.required_failed``); an empty selection is decided
+as the reporting path decides it. Anything that raises, and anything but True, is "not
+known".
 
 Reads keep the report's order: a read that may load a document (or walk an iteration) first
 puts the sink at its rule's position (engine/sink.py), so a document's load problems are
@@ -124,10 +124,10 @@ class Passes:
         """Rule number -> its pass, for the rules among ``numbers`` that run in one: no
         kind asking for a binding's context (a check hook runs in one: ``_hook``), no other
         rule requiring them (those run one by one, ``alone``: each binding's verdict is
-        recorded). A pass runs when its
-        first rule is due; rules another one requires end the passes before them, so what
-        they record is recorded when it always was, and a rule that requires them is
-        skipped in a pass where it would be skipped alone (``_requires``)."""
+        recorded). A pass runs when its first rule is due; rules another one requires end
+        the passes before them, so what they record is recorded when it always was, and a
+        rule that requires them is skipped in a pass where it would be skipped alone
+        (``_requires``)."""
         numbers = tuple(numbers)
         program = self._programs.get(numbers)
         if program is None:
@@ -160,8 +160,9 @@ class Passes:
 
     def element_form(self, rule) -> bool:
         """True when the rule is tested by the element form: over a leaf iteration, no
-        ``when``, what it requires over enclosing iterations, every reference reads the element, its ancestors, the constants or
-        documents that depend on nothing deeper (no pin, no label, no template)."""
+        ``when``, what it requires over enclosing iterations, every reference reads the
+        element, its ancestors, the constants or documents that depend on nothing deeper
+        (no pin, no label, no template)."""
         evaluation = self._evaluation
         if rule.hook is not None or rule.kind.context or rule.when is not None \
                 or rule.for_each not in evaluation.bindings.leaves \

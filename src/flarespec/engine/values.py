@@ -197,8 +197,8 @@ _PLAIN_TYPES = frozenset((int, str, bool, type(None)))
 def _same_plain_list(left: list, right: list) -> bool:
     """True for two long lists of equal length whose items are all of one type, the same on
     both sides, an int, str, bool or None (no NaN, no container, no Decimal to raise): then
-    ``==`` is the items' type-strict equality (strict_equal's loop, at C speed); a False
-    here leaves them to the loop, which decides (and ``==`` rules out nothing by itself)."""
+    ``==`` is the items' type-strict equality (strict_equal's loop, at C speed). False
+    (short, mixed, another type, or unequal) leaves them to the loop, which decides."""
     if len(left) < _LONG_LIST:
         return False
     kinds = set(map(type, left))
