@@ -169,6 +169,8 @@ def strict_equal(left: Any, right: Any) -> bool:
     recursion); JSON scalars compare without raising, so the order decides nothing."""
     if not isinstance(left, (dict, list)):  # the common case: two scalars, no stack
         return type(left) is type(right) and left == right
+    if type(left) is list and type(right) is list and _same_plain_list(left, right):
+        return True  # the next common one: a list of plain items, no stack either
     pending = []
     while True:
         if isinstance(left, dict):
@@ -194,13 +196,22 @@ _LONG_LIST = 16
 _PLAIN_TYPES = frozenset((int, str, bool, type(None)))
 
 
+def _plain_pair(mine: Any, theirs: Any) -> bool:
+    """Both of one plain type (_PLAIN_TYPES): then ``==`` is their strict equality."""
+    return type(mine) is type(theirs) and type(mine) in _PLAIN_TYPES
+
+
 def _same_plain_list(left: list, right: list) -> bool:
-    """True for two long lists of equal length whose items are all of one type, the same on
-    both sides, an int, str, bool or None (no NaN, no container, no Decimal to raise): then
-    ``==`` is the items' type-strict equality (strict_equal's loop, at C speed). False
-    (short, mixed, another type, or unequal) leaves them to the loop, which decides."""
-    if len(left) < _LONG_LIST:
+    """True for two lists of equal length whose items pair up with items of the same type,
+    an int, str, bool or None (no float, which may be a NaN that ``==`` finds equal to
+    itself, no container, no Decimal to raise), and are equal: then ``==`` is the items'
+    type-strict equality (strict_equal's loop without its stack). A long list is read at C
+    speed when all its items are of one type. False (another type, mixed types in a long
+    list, or unequal) leaves them to the loop, which decides."""
+    if len(left) != len(right):
         return False
+    if len(left) < _LONG_LIST:
+        return all(map(_plain_pair, left, right)) and left == right
     kinds = set(map(type, left))
     return len(kinds) == 1 and kinds <= _PLAIN_TYPES and kinds == set(map(type, right)) \
         and left == right
