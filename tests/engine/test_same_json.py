@@ -148,13 +148,12 @@ _ONE_TYPE = st.sampled_from([st.integers(0, 1), st.booleans(), st.none(), st.jus
 @settings(max_examples=300)
 @given(items=_ONE_TYPE | st.lists(_ITEMS, min_size=0, max_size=40),
        change=st.integers(0, 39), other=_ITEMS, nested=st.booleans())
-def test_strict_equal_compares_a_long_plain_list_as_the_definition(items, change, other, nested):
+def test_strict_equal_compares_a_plain_list_as_the_definition(items, change, other, nested):
     """A list of plain items is compared without the loop's stack, a long one of one type at
     C speed (``_same_plain_list``), from no item to 40: the answer is the plain
-    definition's, for a copy, an item changed (also to a value ``==``
-    calls equal: 1 for True, 1.0 for 1), the same items as ints, bools or floats or in
-    the other order (ints and bools mixed; a NaN is the same object in both), and inside an
-    object."""
+    definition's, for a copy, an item changed (also to a value ``==`` calls equal: 1 for
+    True, 1.0 for 1), the same items as ints, bools or floats or in the other order (ints
+    and bools mixed; a NaN is the same object in both), and inside an object."""
     changed = list(items)
     if items:
         changed[change % len(items)] = other
