@@ -1,6 +1,6 @@
-"""``same_json`` asks whether two values pickle alike before it compares their JSON text:
-the answer is the text's answer either way (types kept apart, key order free, Decimals and
-the spec's marked containers left to the text)."""
+"""``same_json`` asks whether two values pack to the same MessagePack bytes before it
+compares their JSON text: the answer is the text's answer either way (types kept apart, key
+order free, Decimals and the spec's marked containers left to the text)."""
 
 from __future__ import annotations
 
@@ -40,13 +40,13 @@ def test_the_answer_is_the_json_texts(left, right):
     ({"a": 1, "b": [1.0, True]}, {"b": [1.0, True], "a": 1}, True),  # key order free
     ([1], [1.0], False), ([1], [True], False), ([0.0], [-0.0], False),
     ([float("nan")], [float("nan")], True),  # the text "NaN" on both sides
-    ([Decimal("1.5")], [Decimal("1.5")], False),  # no JSON text: refused by the pickle too
+    ([Decimal("1.5")], [Decimal("1.5")], False),  # no JSON text: refused by the packer too
 ])
 def test_examples(left, right, same):
     assert same_json(left, right) is same
 
 
-def test_equal_pickles_decide_without_the_text(monkeypatch):
+def test_equal_packed_bytes_decide_without_the_text(monkeypatch):
     value = {"events": [{"seq": i, "token_ids": [i, i + 1], "text": "x"} for i in range(50)]}
     copy = json.loads(json.dumps(value))
     monkeypatch.setattr(values_module.json, "dumps", None)  # the text is never asked for
@@ -55,17 +55,17 @@ def test_equal_pickles_decide_without_the_text(monkeypatch):
 
 def test_a_marked_container_is_left_to_the_text():
     marked = MarkedDict(a=1)
-    assert values_module.same_pickle(marked, {"a": 1}) is False
+    assert values_module.same_packed(marked, {"a": 1}) is False
     assert same_json(marked, {"a": 1}) is True
 
 
-def test_finite_pickles_leave_nan_and_infinity_to_strict_equal():
-    from flarespec.engine.values import same_pickle, strict_equal
+def test_finite_packed_bytes_leave_nan_and_infinity_to_strict_equal():
+    from flarespec.engine.values import same_packed, strict_equal
 
     for value in ([float("nan")], [float("inf")], [-float("inf")], [1e308]):
-        assert same_pickle(value, list(value)) is True
-        assert same_pickle(value, list(value), finite=True) is False
-    assert same_pickle([1.5, 2], [1.5, 2], finite=True) is True
+        assert same_packed(value, list(value)) is True
+        assert same_packed(value, list(value), finite=True) is False
+    assert same_packed([1.5, 2], [1.5, 2], finite=True) is True
     assert strict_equal([float("nan")], [float("nan")]) is False
 
 
@@ -120,9 +120,9 @@ def test_strict_equal_is_type_strict_deep_equality(left, right):
 @settings(max_examples=400)
 @given(left=VALUES, right=VALUES)
 def test_strict_equal_large_is_strict_equal(left, right):
-    """The pickles decide only where they may (equal, no NaN or infinity): the answer is
-    strict_equal's, for a value against another, its copy (the pickles equal) and itself (a
-    NaN's pickle equal, the NaN not)."""
+    """The packed bytes decide only where they may (equal, no NaN or infinity): the answer
+    is strict_equal's, for a value against another, its copy (the bytes equal) and itself
+    (a NaN's bytes equal, the NaN not)."""
     large, strict_equal = values_module.strict_equal_large, values_module.strict_equal
     copied = json.loads(json.dumps(left)) if _by_text(left, left) else left
     for other in (right, copied, left):
@@ -130,8 +130,8 @@ def test_strict_equal_large_is_strict_equal(left, right):
         assert large([left] * 3, [other] * 3) is strict_equal([left] * 3, [other] * 3)
 
 
-def test_strict_equal_large_asks_the_pickles_first(monkeypatch):
-    """Equal finite pickles decide without the member-by-member walk."""
+def test_strict_equal_large_asks_the_packed_bytes_first(monkeypatch):
+    """Equal finite packed bytes decide without the member-by-member walk."""
     monkeypatch.setattr(values_module, "strict_equal", lambda left, right: False)
     assert values_module.strict_equal_large([{"seq": 1, "tokens": 2}] * 40,
                                             [{"seq": 1, "tokens": 2}] * 40) is True
@@ -165,3 +165,66 @@ def test_strict_equal_compares_a_plain_list_as_the_definition(items, change, oth
         if nested:
             left, right = {"k": [left]}, {"k": [right]}
         assert values_module.strict_equal(left, right) is _strictly_equal(left, right)
+
+
+class _Text(str):
+    pass
+
+
+class _Integer(int):
+    pass
+
+
+class _Real(float):
+    pass
+
+
+def _refused_values():
+    """Values that are no exact JSON built-in, each beside the plain value whose packed
+    bytes it would share if it were packed like one."""
+    import dataclasses
+    import datetime
+    import enum
+    import uuid
+
+    from flarespec.compiler.yamlmarks import MarkedList
+
+    class Colour(enum.Enum):
+        RED = "red"
+
+    @dataclasses.dataclass
+    class Point:
+        x: int
+
+    day = datetime.date(2026, 12, 5)
+    return [(Decimal("1.5"), "1.5"), (Decimal("2"), 2), (_Text("a"), "a"), (_Integer(1), 1),
+            (_Real(1.5), 1.5), ((1, 2), [1, 2]), (MarkedDict(a=1), {"a": 1}),
+            (MarkedList([1]), [1]), (day, day.isoformat()),
+            (datetime.datetime(2026, 12, 5, 1, 2), "2026-12-05T01:02:00"),
+            (datetime.time(1, 2), "01:02:00"), (Colour.RED, "red"), (Point(1), {"x": 1}),
+            (uuid.UUID(int=1), str(uuid.UUID(int=1))), (1 << 64, 1 << 64),
+            (-(1 << 63) - 1, -(1 << 63) - 1), ("\ud800", "\ud800"), ({1: 2}, {"1": 2})]
+
+
+@pytest.mark.parametrize("value, plain", _refused_values())
+def test_only_exact_json_built_ins_are_packed(value, plain):
+    """Anything but the exact JSON built-ins is refused (even against itself), so it never
+    shares bytes with the plain value it would pack like: strict_equal and the text
+    decide, as they decide for a Decimal against its digits."""
+    from flarespec.engine.values import same_packed, strict_equal
+
+    assert same_packed(value, value) is False
+    assert same_packed([value], [plain]) is False
+    assert values_module.strict_equal_large([value], [plain]) is strict_equal([value], [plain])
+
+
+def test_packing_is_imported_on_first_use():
+    """The packer is imported when a comparison first asks for it, not at start-up."""
+    import subprocess
+    import sys
+
+    code = ("import sys, flarespec.engine.values as v\n"
+            "assert 'ormsgpack' not in sys.modules\n"
+            "assert v.same_packed([1], [1])\n"
+            "assert 'ormsgpack' in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -963,8 +963,8 @@ def _equal_but_allowed(value, other, keys: list) -> bool:
     differences: equal once the allowed extras (``a.b``: the member ``b`` of ``a``, where
     both copies' ``a`` are objects and only this one's has ``b``) are set aside: exactly
     the extras the listing would pass over. (strict_equal, not JSON text: a NaN equals
-    itself as text, member by member it does not; pickles are compared first where no
-    float is NaN or infinite.)"""
+    itself as text, member by member it does not; packed bytes are compared first where
+    no float is NaN or infinite.)"""
     if not (keys and isinstance(value, dict) and isinstance(other, dict)):
         return False
     paths = []
