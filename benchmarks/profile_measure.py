@@ -19,10 +19,16 @@ from code outside it, callees included):
 
 First the rooms' CPU without the profiler (their entry points wrapped in counters: loaders
 and FileStore reads, ``DocumentStore._has_shape``, ``Evaluation.run``, the receipt's
-functions; medians of ``--runs``), then the profile.
+functions; medians of ``--runs``), then the profile. The rules' rows are each rule's own CPU
+(loading and shapes inside it taken out): a rule run one by one under its id, the rules of a
+pass (engine/passes.py) under the pass (its first rule, how many more, its iteration);
+``--split-passes`` makes every rule a pass of its own, so each row is one rule with all its
+reads (a fused pass reads a shared value once for all its rules, so split rows add up to
+more than the fused run).
 
     python benchmarks/profile_measure.py --repetitions 20             # writes an R=20 pair
     python benchmarks/profile_measure.py --pair DIR --src /tmp/base/src --top 25
+    python benchmarks/profile_measure.py --repetitions 20 --split-passes --top 20
 """
 
 from __future__ import annotations
@@ -142,9 +148,10 @@ def report(profile: Path, top: int) -> str:
     return "\n".join(lines)
 
 
-def timed_child(packet: str, peer: str, out: str, result: str) -> None:
+def timed_child(packet: str, peer: str, out: str, result: str, split: str) -> None:
     """The rooms' CPU time without cProfile's overhead: the rooms' entry points wrapped in
-    ``time.process_time`` counters (a few thousand calls: next to nothing added)."""
+    ``time.process_time`` counters (a few thousand calls: next to nothing added); ``split``
+    (``split`` or ``fused``): every rule in a pass of its own, or the engine's passes."""
     import resource
     import time
 
@@ -165,11 +172,11 @@ def timed_child(packet: str, peer: str, out: str, result: str) -> None:
                 spent[room] += clock() - start
         return wrapper
 
-    def per_rule(function):
+    def per_rule(function, label):
         def wrapper(evaluation, rule, *args, **kwargs):
             if inside:  # nested: counted in the outer rule
                 return function(evaluation, rule, *args, **kwargs)
-            rule_id = getattr(rule, "id", str(rule))
+            rule_id = label(evaluation, rule)
             inside.append(rule_id)
             start, taken = clock(), spent["loading"] + spent["shapes"]
             try:
@@ -201,7 +208,12 @@ def timed_child(packet: str, peer: str, out: str, result: str) -> None:
     shape_owner._has_shape = counted("shapes", shape_owner._has_shape)
     Evaluation.run = counted("evaluation", Evaluation.run)
     if hasattr(Evaluation, "_apply"):  # one rule over all its bindings
-        Evaluation._apply = per_rule(Evaluation._apply)
+        Evaluation._apply = per_rule(Evaluation._apply, lambda evaluation, rule: getattr(rule, "id", str(rule)))
+    if hasattr(Evaluation, "_run_pass"):  # the rules of one pass together (engine/passes.py)
+        if split == "split":
+            from flarespec.engine.passes import Passes
+            split_passes(Passes)
+        Evaluation._run_pass = per_rule(Evaluation._run_pass, pass_label)
     for name in ("measure_receipt", "write_atomically", "refuse_inputs"):
         if hasattr(receipts, name):
             setattr(receipts, name, counted("receipt", getattr(receipts, name)))
@@ -217,6 +229,30 @@ def timed_child(packet: str, peer: str, out: str, result: str) -> None:
     total = usage.ru_utime + usage.ru_stime
     Path(result).write_text(json.dumps({**spent, "total": total, "start": first[0] if first else 0.0,
                                         "rules": by_rule}))
+
+
+def split_passes(passes_class) -> None:
+    """Make every fusable rule a pass of its own (engine/passes.py's ``_program``, one rule
+    at a time), so each rule's row holds all its reads, shared ones too (a fused pass
+    reads a value once for all its rules: split rows add up to more than the fused run)."""
+    def program(self, numbers):
+        rules, found = self._evaluation.spec.rules, {}
+        for number in numbers:
+            rule = rules[number]
+            if self.fusable(rule):
+                group = self._group(rule.for_each, (number,), self.element_form(rule))
+                if group is not None:
+                    found[number] = group
+        return found
+    passes_class._program = program
+
+
+def pass_label(evaluation, group) -> str:
+    """A pass's row: its one rule, or its first rule and how many more run with it."""
+    ids = [evaluation.spec.rules[number].id for number in group.numbers]
+    form = ", element form" if group.element else ""
+    more = f" and {len(ids) - 1} more" if len(ids) > 1 else ""
+    return f"{ids[0]}{more} (pass over {group.iteration or 'the packet'}{form})"
 
 
 def timed_report(result: dict, top: int = 15) -> str:
@@ -272,8 +308,11 @@ def main() -> None:
     parser.add_argument("--save", type=Path, metavar="FILE", help="Keep the .prof file.")
     parser.add_argument("--runs", type=int, default=3,
                         help="Runs of the timed (unprofiled) rooms; medians (default 3).")
+    parser.add_argument("--split-passes", action="store_true",
+                        help="Time every rule in a pass of its own (default: the engine's "
+                             "passes, one row a pass).")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
-    parser.add_argument("--timed-child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--timed-child", nargs=5, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
         return child(*options.child)
@@ -303,7 +342,8 @@ def main() -> None:
             ran = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--timed-child",
                                   str(pair / "baseline" / "packet.json"),
                                   str(pair / "candidate" / "packet.json"),
-                                  str(Path(scratch) / "receipt.json"), str(result)], env=env)
+                                  str(Path(scratch) / "receipt.json"), str(result),
+                                  "split" if options.split_passes else "fused"], env=env)
             if ran.returncode:
                 sys.exit(2)
             timed.append(json.loads(result.read_text()))

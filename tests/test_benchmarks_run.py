@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -199,3 +200,24 @@ def test_bench_layers_measures_each_layer_against_the_floor(tmp_path):
     assert layers["floor"]["x_floor"] == 1.0
     assert layers["start-up"]["x_pair_floor"] > 0  # a measure process's, before its packet
     assert list(tmp_path.iterdir()) == []  # the packet is removed
+
+
+
+@pytest.mark.parametrize("split", [True, False])
+def test_profile_measure_times_the_rules_of_passes_too(tmp_path, split):
+    """``benchmarks/profile_measure.py``: the rooms, then the rules' own CPU, rows for the
+    rules of passes as well as those run one by one (``--split-passes``: one rule a pass,
+    else a pass's row names its first rule and how many more run in it)."""
+    argv = [sys.executable, str(RUN.parent / "profile_measure.py"), "--repetitions", "1",
+            "--runs", "1", "--top", "200"] + (["--split-passes"] if split else [])
+    completed = subprocess.run(argv, capture_output=True, text=True, timeout=300,
+                               env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert completed.returncode == 0, completed.stderr
+    rows = completed.stdout.split("the rules' own CPU", 1)[1].split("cProfile of measure", 1)[0]
+    if split:
+        assert "  measurements.observation.matches-sidecar (pass over request)\n" in rows
+        assert " more (pass over " not in rows
+    else:  # the sidecar rule runs in the pass of the request rules
+        assert re.search(r" and \d+ more \(pass over request\)\n", rows)
+    assert "  response.truncated\n" in rows  # a rule another requires: run one by one
+    assert list(tmp_path.iterdir()) == []
