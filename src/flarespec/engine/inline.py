@@ -29,7 +29,6 @@ into a ``subject -> bool`` predicate, and the source over a skeleton.
 from __future__ import annotations
 
 import builtins
-import itertools
 from decimal import Decimal
 from typing import Any, Callable
 
@@ -160,9 +159,17 @@ def predicate(kind, arg: Any, *, inline: Callable | None = None) -> Callable[[An
 # a scalar of these exact types equals another type-strictly exactly when the types are
 # the same object and ``==`` says so (values.strict_equal on two scalars)
 SCALAR_TYPES = frozenset((type(None), bool, int, float, Decimal, str))
-# numbers the locals equal_source reads into (``_v0``, ``_v1``...): a count, whose ``next``
-# any thread may ask (a generator's would raise when two threads ask at once)
-_READ_NUMBERS = itertools.count()
+
+
+class _Local:
+    """A marker object: the name of its constant names a local that ``equal_source`` reads
+    into (``_v_c12``): unique in the generated function (one constant per marker), and the
+    same in the same text generated again (constants are numbered in the order asked), so a
+    second evaluation's code is the first's (engine/readers.py compiles a text once)."""
+
+    __slots__ = ()
+
+
 NUMBER_TYPES = frozenset((int, float, Decimal))  # values.is_number, for the exact types
 EXACT_TYPES = {"null": (type(None),), "boolean": (bool,), "integer": (int,),
                "number": (int, float, Decimal), "string": (str,), "array": (list,),
@@ -185,7 +192,7 @@ def equal_source(subject: str, value: Any, constant: Callable[[Any], str]) -> st
     other subject by strict_equal. ``subject`` is evaluated up to three times (a name or a
     member read), against a ``Dynamic`` once, into a fresh local."""
     if isinstance(value, Dynamic):
-        read = f"_v{next(_READ_NUMBERS)}"  # set in the condition, which is evaluated first
+        read = f"_v{constant(_Local())}"  # set in the condition, which is evaluated first
         return (f"((type({read}) is type({value.source}) and {read} == {value.source}) "
                 f"if type({read} := {subject}) in {constant(SCALAR_TYPES)} "
                 f"else {constant(strict_equal)}({read}, {value.source}))")

@@ -21,6 +21,7 @@ more reads the rest through the references' accessors.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Callable
 
@@ -124,9 +125,18 @@ def constant(namespace: dict, value: Any) -> str:
 def compiled(lines: list[str], namespace: dict, name: str, filename: str) -> Callable:
     """The function ``name`` that ``lines`` define, with ``namespace`` as its globals. It
     is taken out of them: a function in its own globals would be a reference cycle, and
-    whatever the namespace holds would wait for the cyclic collector."""
-    exec(compile("\n".join(lines), filename, "exec"), namespace)
+    whatever the namespace holds would wait for the cyclic collector. The code is compiled
+    once per source text (``_code``): a second packet's evaluation in the same process (the
+    pair of ``measure``) generates the same text, and runs it in a namespace of its own."""
+    exec(_code("\n".join(lines), filename), namespace)
     return namespace.pop(name)
+
+
+@functools.lru_cache(maxsize=256)
+def _code(source: str, filename: str):
+    """``source`` compiled (a code object is immutable: one serves every namespace). Spec
+    values never appear in the text, only the names of namespace constants."""
+    return compile(source, filename, "exec")
 
 
 def walk_steps(steps: tuple[Step, ...], value: Any) -> list:
