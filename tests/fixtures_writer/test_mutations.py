@@ -60,7 +60,8 @@ def test_every_documented_operation_is_registered():
         "split_array_item", "sse_set", "sse_delete", "prom_set", "prom_add", "prom_append", "prom_delete",
         "remove_file", "write_file", "symlink", "make_fifo", "refresh_digests", "set_json_sha256",
         "list_to_object",
-        "replace_bytes", "replace_line", "truncate_line", "swap_list_items", "delete_keys"}
+        "replace_bytes", "replace_line", "truncate_line", "swap_list_items", "delete_keys",
+        "add_json", "sse_duplicate"}
 
 
 def test_unknown_op_and_bad_arguments_fail(root):
@@ -201,6 +202,25 @@ def test_sse_negative_indices_count_the_terminator(root):
         run(root, "sse_set", file=SSE, event=-1, path="$.x", value=1)
     with pytest.raises(MutationError, match="out of range"):
         run(root, "sse_set", file=SSE, event=500, path="$.x", value=1)
+
+
+def test_sse_duplicate_inserts_a_copy_after_the_event(root):
+    before = sse_blocks((root / SSE).read_text())
+    run(root, "sse_duplicate", file=SSE, event=-3)  # the last token chunk
+    after = sse_blocks((root / SSE).read_text())
+    # (blocks from the end: "" after the last separator, the terminator, the terminal
+    # chunk, the last token chunk) one block more: the copy right after the original,
+    # everything else byte-identical
+    assert after[:-4] == before[:-3] and after[-5] == after[-4] == before[-4]
+    assert after[-3:] == before[-3:]
+    run(root, "sse_set", file=SSE, event=-3, path="$.choices[0].token_ids", value=[])
+    edited = sse_blocks((root / SSE).read_text())
+    assert json.loads(edited[-4][len("data: "):])["choices"][0]["token_ids"] == []
+    assert edited[-5] == before[-4]  # the original kept
+    with pytest.raises(MutationError, match="out of range"):
+        run(root, "sse_duplicate", file=SSE, event=500)
+    with pytest.raises(MutationError, match="no such file"):
+        run(root, "sse_duplicate", file=f"{REQ}/absent.sse", event=0)
 
 
 def test_sse_delete(root):
@@ -405,6 +425,23 @@ def test_mutations_never_reach_outside_the_packet(root):
     with pytest.raises(MutationError, match="root-relative"):
         run(root, "remove_file", file="/etc/hostname")
     assert not (root.parent / "escaped.txt").exists()
+
+
+def test_add_json_adds_to_every_selected_integer(root):
+    events = load(root, OBS)["events"]
+    run(root, "add_json", file=OBS, path="$.events[1:].seq", delta=1)
+    run(root, "add_json", file=OBS, path="$.events[0].seq", delta="-3")  # decimal text
+    seqs = [event["seq"] for event in load(root, OBS)["events"]]
+    assert seqs == [events[0]["seq"] - 3] + [event["seq"] + 1 for event in events[1:]]
+    with pytest.raises(MutationError, match="matched nothing"):
+        run(root, "add_json", file=OBS, path="$.events[500].seq", delta=1)
+    with pytest.raises(MutationError, match="not an integer"):
+        run(root, "add_json", file=OBS, path="$.events[0].token_ids", delta=1)
+    with pytest.raises(MutationError, match="not an integer"):
+        run(root, "add_json", file=OBS, path="$.done", delta=1)  # true is no integer here
+    with pytest.raises(MutationError, match="delta must be an integer"):
+        run(root, "add_json", file=OBS, path="$.events[0].seq", delta=True)
+    assert [event["seq"] for event in load(root, OBS)["events"]] == seqs  # refusals change nothing
 
 
 def test_prom_add_moves_a_counter_relative_to_the_written_value(root):

@@ -103,6 +103,32 @@ def test_a_child_inserting_a_kind_passes_every_inherited_case_or_says_why_not(ch
     assert [status[name] for name in WERE_WRONG] == ["passed"] * len(WERE_WRONG)
 
 
+# the cases that spelled a constant or a writer number and failed under the child below
+SPELLED = ["valid-sse-crlf-bom-and-trailing-comment", "stream-missing-done",
+           "stream-done-not-dispatched", "stream-truncated-mid-event", "stream-data-after-done",
+           "stream-field-after-done", "stream-empty-chunk-carries-finish",
+           "stream-chunk-without-choices", "stream-last-finish-reason-other",
+           "observation-completion-tokens-17", "observation-coalesced-summary-wrong",
+           "observation-token-ids-exceed-usage", "observation-native-ingress-float"]
+
+
+def test_a_child_changing_the_stream_s_constants_and_ids_passes_every_inherited_case(
+        tmp_path, flare_constants):
+    """Another terminator, last finish reason, chunk object and request id format: the
+    stream cases wrote ``[DONE]``, ``length`` and ``text_completion`` where the spec has a
+    constant, and W0's chunking (seeded by the request id) was spelled (token ids, seq
+    numbers, a coalesced count, the terminal chunk's index); before, 11 of 229 failed."""
+    path = write_child(tmp_path, flare_constants, constants={
+        "stream_terminator": "[END]", "last_finish_reason": "stop",
+        "response_object": "completion", "request_id_format": "{group}.r{index}"})
+    code, cases = spec_test(path)
+    failed = [(case["name"], case["got"], case["problems"]) for case in cases
+              if case["status"] not in ("passed", "not applicable")]
+    assert failed == [] and code == 0
+    status = {case["name"]: case["status"] for case in cases}
+    assert [status[name] for name in SPELLED] == ["passed"] * len(SPELLED)
+
+
 def test_the_expected_place_is_the_element_s_place_in_each_child(flare_spec, flare_constants,
                                                                   tmp_path):
     """``groups[?@.id=='${derived}']``: the group of the derived kind, at its own position
@@ -226,6 +252,10 @@ def test_a_filtered_place_is_resolved_in_the_packet(located):
     assert resolve_place(place, packet.parent, locate.loaders) == \
         "run/measurements.json:$.groups[6].observations[0].native"
     assert resolve_place("corpus.json:$.groups[0]", packet.parent, {}) == "corpus.json:$.groups[0]"
+    # counted from the end: resolved too, to the position in this packet
+    groups = len(json.loads((packet.parent / "corpus.json").read_text())["groups"])
+    assert resolve_place("corpus.json:$.groups[-1].id", packet.parent, {}) == \
+        f"corpus.json:$.groups[{groups - 1}].id"
     with pytest.raises(TargetError, match="selects 0 places in the case's packet"):
         resolve_place("corpus.json:$.groups[?@.id=='r0.nope']", packet.parent, {})
 
