@@ -61,7 +61,7 @@ def test_every_documented_operation_is_registered():
         "remove_file", "write_file", "symlink", "make_fifo", "refresh_digests", "set_json_sha256",
         "list_to_object",
         "replace_bytes", "replace_line", "truncate_line", "swap_list_items", "delete_keys",
-        "add_json", "sse_duplicate"}
+        "add_json", "sse_duplicate", "sse_duplicate_list_item"}
 
 
 def test_unknown_op_and_bad_arguments_fail(root):
@@ -221,6 +221,19 @@ def test_sse_duplicate_inserts_a_copy_after_the_event(root):
         run(root, "sse_duplicate", file=SSE, event=500)
     with pytest.raises(MutationError, match="no such file"):
         run(root, "sse_duplicate", file=f"{REQ}/absent.sse", event=0)
+
+
+def test_sse_duplicate_list_item_copies_an_item_inside_one_event(root):
+    before = sse_blocks((root / SSE).read_text())
+    run(root, "sse_duplicate_list_item", file=SSE, event=-2, path="$.flare.token_timestamps_ns",
+        index=-1)
+    after = sse_blocks((root / SSE).read_text())
+    stamps = json.loads(before[-3][len("data: "):])["flare"]["token_timestamps_ns"]
+    assert json.loads(after[-3][len("data: "):])["flare"]["token_timestamps_ns"] == \
+        stamps + stamps[-1:]
+    assert after[:-3] + after[-2:] == before[:-3] + before[-2:]
+    with pytest.raises(MutationError, match="must select exactly one list"):
+        run(root, "sse_duplicate_list_item", file=SSE, event=-2, path="$.flare.nothing", index=0)
 
 
 def test_sse_delete(root):

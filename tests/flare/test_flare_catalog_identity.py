@@ -109,18 +109,26 @@ SPELLED = ["valid-sse-crlf-bom-and-trailing-comment", "stream-missing-done",
            "stream-field-after-done", "stream-empty-chunk-carries-finish",
            "stream-chunk-without-choices", "stream-last-finish-reason-other",
            "observation-completion-tokens-17", "observation-coalesced-summary-wrong",
-           "observation-token-ids-exceed-usage", "observation-native-ingress-float"]
+           "observation-token-ids-exceed-usage", "observation-native-ingress-float",
+           "observation-native-negative-ingress", "observation-native-enqueue-before-ingress",
+           "observation-native-first-token-before-enqueue",
+           "observation-native-timestamps-decreasing"]
 
 
 def test_a_child_changing_the_stream_s_constants_and_ids_passes_every_inherited_case(
         tmp_path, flare_constants):
-    """Another terminator, last finish reason, chunk object and request id format: the
-    stream cases wrote ``[DONE]``, ``length`` and ``text_completion`` where the spec has a
-    constant, and W0's chunking (seeded by the request id) was spelled (token ids, seq
-    numbers, a coalesced count, the terminal chunk's index); before, 11 of 229 failed."""
+    """Another terminator, last finish reason, chunk object and request id format, and a
+    warmup of 8 tokens: the stream cases wrote ``[DONE]``, ``length`` and
+    ``text_completion`` where the spec has a constant, and W0's chunking (seeded by the
+    request id) and its 16 native timestamps were spelled (token ids, seq numbers, a
+    coalesced count, the terminal chunk's index, whole timestamp lists); before, 11 of 229
+    failed for the first four changes and 5 for the warmup's length."""
+    matrix = [dict(old, max_tokens=8) if old["kind"] == "warmup" else old
+              for old in flare_constants["group_matrix"]]
     path = write_child(tmp_path, flare_constants, constants={
         "stream_terminator": "[END]", "last_finish_reason": "stop",
-        "response_object": "completion", "request_id_format": "{group}.r{index}"})
+        "response_object": "completion", "request_id_format": "{group}.r{index}",
+        "group_matrix": matrix})
     code, cases = spec_test(path)
     failed = [(case["name"], case["got"], case["problems"]) for case in cases
               if case["status"] not in ("passed", "not applicable")]
