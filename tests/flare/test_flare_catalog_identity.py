@@ -112,7 +112,9 @@ SPELLED = ["valid-sse-crlf-bom-and-trailing-comment", "stream-missing-done",
            "observation-token-ids-exceed-usage", "observation-native-ingress-float",
            "observation-native-negative-ingress", "observation-native-enqueue-before-ingress",
            "observation-native-first-token-before-enqueue",
-           "observation-native-timestamps-decreasing"]
+           "observation-native-timestamps-decreasing",
+           # a next revision's names: the cases' "other" value was the child's own
+           "packet-schema-wrong", "corpus-name-wrong", "measurements-schema-wrong"]
 
 
 def test_a_child_changing_the_stream_s_constants_and_ids_passes_every_inherited_case(
@@ -122,13 +124,21 @@ def test_a_child_changing_the_stream_s_constants_and_ids_passes_every_inherited_
     ``text_completion`` where the spec has a constant, and W0's chunking (seeded by the
     request id) and its 16 native timestamps were spelled (token ids, seq numbers, a
     coalesced count, the terminal chunk's index, whole timestamp lists); before, 11 of 229
-    failed for the first four changes and 5 for the warmup's length."""
+    failed for the first four changes and 5 for the warmup's length. And the "-v2" names a
+    next revision would choose, other clocks, capacity labels and group ids: three cases
+    "broke" the packet with the very value the child declares (a pass where a rejection
+    was expected)."""
     matrix = [dict(old, max_tokens=8) if old["kind"] == "warmup" else old
               for old in flare_constants["group_matrix"]]
     path = write_child(tmp_path, flare_constants, constants={
         "stream_terminator": "[END]", "last_finish_reason": "stop",
         "response_object": "completion", "request_id_format": "{group}.r{index}",
-        "group_matrix": matrix})
+        "group_matrix": matrix, "packet_schema": "inferrsi-flare-delivery-packet-v2",
+        "corpus_name": "flare-http-performance-v2-corpus",
+        "measurements_schema": "flare-http-performance-v2",
+        "memory_report_schema": "flare-preparation-memory-report-v2",
+        "client_clock": "client.monotonic_ns.elapsed", "native_clock": "flare.native.boot_clock_ns",
+        "capacity_labels": ["sm130", "sm131"], "group_id_format": "rep{repetition}-{kind}"})
     code, cases = spec_test(path)
     failed = [(case["name"], case["got"], case["problems"]) for case in cases
               if case["status"] not in ("passed", "not applicable")]
