@@ -279,10 +279,26 @@ def _raw_steps(case) -> str:
 SPELL_A_PATH = "measurements-path-"
 
 
+def _string_constants(constants: dict, prefix: str = "") -> dict[str, list[str]]:
+    """Every string constant and string member of a mapping constant, by its dotted key
+    (``stream_terminator``, ``metric_contract.clock_domain``), except the id formats
+    (their ``{...}`` fields are no value a packet holds)."""
+    found = {}
+    for key, value in constants.items():
+        if isinstance(value, str) and "{" not in value:
+            found[f"{prefix}{key}"] = [value]
+        elif isinstance(value, dict) and not prefix:
+            found.update(_string_constants(value, f"{key}."))
+    return found
+
+
 def test_cases_spell_no_value_the_catalog_names(spec, tmp_path):
     """Group and request ids, counter and gauge names, kinds and the files of documents come
-    from the spec under test (a file from its written packet): no case spells the bundled
-    spec's value of a name the catalog defines (the names themselves may select by it)."""
+    from the spec under test (a file from its written packet), and the spec's string
+    constants (the stream terminator, the last finish reason, the clocks, schema names) are
+    written ${NAME}: no case spells the bundled spec's value of a name the catalog defines
+    or of a constant (the names themselves may select by it). Before, seven stream cases
+    wrote ``[DONE]`` or ``length``, and a child with another terminator failed them."""
     from flarespec.fixtures.catalog import resolve_names
     from flarespec.fixtures.targets import Locator, Target
     from flarespec.fixtures.writers import write_packet
@@ -294,6 +310,7 @@ def test_cases_spell_no_value_the_catalog_names(spec, tmp_path):
     spelled_values = {key: [value] if isinstance(value, str) else value
                       for key, value in names.items()
                       if isinstance(value, str) or isinstance(value, list) and key.endswith("_files")}
+    spelled_values.update(_string_constants(spec.constants))
     for case in CASES:
         steps = _raw_steps(case)
         for token in find_tokens(steps):
