@@ -12,7 +12,7 @@ import pytest
 
 from document_files import compile_text, write_files
 from flarespec.engine.evaluate import evaluate
-from flarespec.engine.shapes import MAX_PROBLEMS_PER_CONTAINER, Shape, build
+from flarespec.engine.shapes import MAX_PROBLEMS_PER_CONTAINER, Shape, build, holds
 from flarespec.review.diff import diff_specs
 from flarespec.compiler.errors import SpecInvalid
 from flarespec.authoring.lint import lint_one
@@ -32,9 +32,26 @@ def test_integer_is_a_json_integer_token_only(value, ok):
 
 
 @pytest.mark.parametrize("value, ok", [(1, True), (1.5, True), (True, False), ("1", False),
-                                       (Decimal("1.5"), False)])
+                                       (Decimal("1.5"), True), (float("nan"), True)])
 def test_number_is_an_integer_or_a_float_never_a_boolean(value, ok):
+    """A Decimal is the Prometheus loader's exact non-integral value (``0.28``): a number.
+    Before, it was refused with "is number, expected number", so a spec could not declare
+    a real /metrics page's gauges. NaN (a Prometheus ``NaN``) is a number too."""
     assert (problems({"type": "number"}, value) == []) is ok
+    assert holds({"type": "number"})(value) is ok  # the generated verdict agrees
+
+
+@pytest.mark.parametrize("value, message", [
+    (float("nan"), "is NaN, expected at least 0"), (float("-inf"), "is -Infinity, expected at least 0"),
+    (Decimal("-0.5"), "is -0.5, expected at least 0"), (float("inf"), "is Infinity, expected at most 1"),
+    (Decimal("1.0000000000000000000001"), "is 1.0000000000000000000001, expected at most 1")])
+def test_no_bound_admits_nan_and_decimals_are_bounded_exactly(value, message):
+    """``nan < 0`` and ``nan > 1`` are both false: a bound written as "below min fails"
+    passed NaN, and a Decimal was not bounded at all (it was no number to the bounds)."""
+    node = {"type": "number", "min": 0, "max": 1}
+    assert [m for _, m in problems(node, value)] == [message]
+    assert holds(node)(value) is False
+    assert problems(node, Decimal("0.28")) == [] and holds(node)(Decimal("0.28"))
 
 
 def test_an_array_is_never_an_object_nor_the_reverse():
@@ -338,3 +355,34 @@ def test_a_null_is_described_by_its_text_alone():
     assert problems({"type": "string"}, None) == [("$", "is null, expected string")]
     [problem] = Shape({"type": "string"}, "x.shape").problems(None)
     assert problem.actual == "null"
+
+
+PROMETHEUS_HEAD = """\
+flarespec: 1
+id: toy/metrics
+title: a metrics page
+documents:
+  page: {loader: prometheus, entry: true, rule: toy.page, shape: page}
+shapes:
+  page:
+    type: object
+    members:
+      samples:
+        type: array
+        items: {type: object, members: {name: string, value: {type: number, min: 0}}}
+"""
+
+
+@pytest.mark.parametrize("text, rejected", [
+    ("# TYPE usage gauge\nusage 0.28\nhits 12\n", []),
+    ("usage NaN\n", ["toy.page.shape"]),      # no bound admits NaN
+    ("usage -0.25\n", ["toy.page.shape"]),    # a Decimal is bounded exactly
+])
+def test_a_metrics_page_s_values_have_the_shape_number(tmp_path, text, rejected):
+    """A real /metrics page's gauge (``0.28``, a Decimal from the loader) has the shape
+    ``number``; before, every non-integral value was refused ("is number, expected
+    number"), and a NaN passed ``min: 0``."""
+    spec = compile_text(tmp_path / "spec", PROMETHEUS_HEAD)
+    write_files(tmp_path / "page", {"metrics.prom": text})
+    report = evaluate(spec, tmp_path / "page" / "metrics.prom")
+    assert [v.rule for v in report.violations] == rejected

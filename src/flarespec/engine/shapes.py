@@ -10,14 +10,16 @@ cascade) and never passes unseen.
 A shape node (after ``spec.compile`` expanded named shapes and ``use``) is a mapping:
 
 ``type``      one JSON type name or a list of them: null, boolean, integer (a JSON integer
-              token: never a boolean, never ``1.0``), number (integer or finite float),
+              token: never a boolean, never ``1.0``), number (an integer, a float, or the
+              Prometheus loader's exact Decimal of a non-integral value; its NaN and
+              infinities are floats, numbers that no ``min``/``max`` admits),
               string, array (never an object), object; ``any`` accepts every value
 ``members``   object members by name, each a node; required unless ``optional: true``
 ``closed``    true: an object member not named in ``members`` is a violation
 ``values``    the node every member value of an object satisfies (an object used as a map)
 ``items``     the node every element of an array satisfies
 ``length``    an array's or string's length: an integer, or ``{min, max}``
-``min/max``   inclusive bounds of a number
+``min/max``   inclusive bounds of a number (NaN is within none)
 ``pattern``   an RE2 pattern a string matches whole
 ``one_of``    the allowed values (type-strict)
 ``example``   a value of the node, for writers (never checked against packets)
@@ -33,6 +35,7 @@ process from the plain node (a compiled spec is pickled without its closures).
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any, Callable
 
 from flarespec.engine.values import full_match, json_type, strict_equal
@@ -43,7 +46,7 @@ ANY = "any"
 SHAPE_RULE = "shape"  # a document's shape violations: <document rule>.shape
 # the Python types of each JSON type after strict parsing: `type(v) in ...` keeps bool apart
 PYTHON_TYPES: dict[str, tuple[type, ...]] = {
-    "null": (type(None),), "boolean": (bool,), "integer": (int,), "number": (int, float),
+    "null": (type(None),), "boolean": (bool,), "integer": (int,), "number": (int, float, Decimal),
     "string": (str,), "array": (list,), "object": (dict,)}
 TYPE_NAMES = (*PYTHON_TYPES, ANY)
 NODE_KEYS = ("type", "members", "optional", "closed", "values", "items", "length", "min",
@@ -177,7 +180,7 @@ def _generated(node: dict) -> Callable[[Any], bool] | None:
     composed closures took 0.10-0.15 s on an R=20 packet). Names and values reach the code
     only as constants of its namespace, never as text, so nothing of a spec is executed.
     None when the shape nests deeper than the generated code may (the closures decide)."""
-    namespace: dict[str, Any] = {"_MISSING": _MISSING, "_NUMBERS": (int, float),
+    namespace: dict[str, Any] = {"_MISSING": _MISSING, "_NUMBERS": PYTHON_TYPES["number"],
                                  "dict": dict, "list": list, "type": type}
     lines = ["def verdict(v0):"]
     counter = [0]
@@ -198,9 +201,9 @@ def _generated(node: dict) -> Callable[[Any], bool] | None:
             lines.append(f"{pad}if type({var}) not in {constant(allowed)}: return False")
         for test in _scalar_checks(node, bounds=False):
             lines.append(f"{pad}if {constant(test)}({var}) is not None: return False")
-        for key, op in (("min", "<"), ("max", ">")):
+        for key, op in (("min", ">="), ("max", "<=")):  # "not within": NaN is outside
             if key in node:
-                lines.append(f"{pad}if type({var}) in _NUMBERS and {var} {op} "
+                lines.append(f"{pad}if type({var}) in _NUMBERS and not {var} {op} "
                              f"{constant(node[key])}: return False")
         object_body = "members" in node or "values" in node or node.get("closed")
         if object_body:
@@ -321,12 +324,12 @@ def _scalar_checks(node: dict, *, bounds: bool = True) -> list[Callable[[Any], P
         low, high = node.get("min"), node.get("max")
 
         def bounds(value):
-            if type(value) not in (int, float):
+            if type(value) not in PYTHON_TYPES["number"]:
                 return None
-            if low is not None and value < low:
+            if low is not None and not value >= low:  # "not within": NaN is outside
                 return Problem(f"is {shown(value)}, expected at least {low}", {"min": low},
                                value)
-            if high is not None and value > high:
+            if high is not None and not value <= high:
                 return Problem(f"is {shown(value)}, expected at most {high}", {"max": high},
                                value)
         checks.append(bounds)
