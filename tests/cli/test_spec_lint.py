@@ -350,3 +350,34 @@ def test_the_bundled_spec_and_the_worked_example_fill_every_placeholder():
     for ref in (BUNDLED, str(example)):
         [result] = lint([ref])
         assert not [i for i in result.issues if "placeholder" in i.code], ref
+
+
+def test_a_placeholder_inside_a_path_s_string_literal_is_a_warning(tmp_path):
+    """``[?@.name=='{family.name}_count']`` reads as "the family's count sample" but the
+    braces are text in a literal: the filter selects nothing on a real page. It linted
+    clean; now it is a warning naming the placeholder and what is filled instead. A brace
+    in a literal that is no binding (``'{x}'`` with no iteration x) stays quiet."""
+    path = write(tmp_path, textwrap.dedent("""\
+        flarespec: 1
+        id: toy/page
+        title: a metrics page
+        documents:
+          page: {loader: prometheus, entry: true, rule: toy.page}
+        iterations:
+          family: {over: "page:$.families[?@.type=='histogram']"}
+        rules:
+          - id: toy.page.count
+            description: Each histogram has a count sample.
+            for_each: family
+            given: "page:$.samples[?@.name=='{family.name}_count']"
+            assert: {count: {equals: 1}}
+          - id: toy.page.braces
+            description: A literal with braces that name no binding.
+            given: "page:$.samples[?@.name=='{x}']"
+            assert: {count: {equals: 0}}
+        """), name="page.yaml")
+    [result] = lint([str(path)])
+    literal = [i for i in result.issues if i.code == "spec.placeholder-in-literal"]
+    assert [(i.severity, i.mark.line) for i in literal] == [(WARNING, 12)]
+    assert "{family.name}, which is text there, never filled" in literal[0].message
+    assert ".{family.name}" in literal[0].message

@@ -29,7 +29,7 @@ from typing import Callable
 
 from flarespec.authoring.literals import literal_constant_warnings
 from flarespec.authoring.names_lint import name_issues
-from flarespec.authoring.placeholders import placeholder_issues
+from flarespec.authoring.placeholders import literal_placeholder_issues, placeholder_issues
 from flarespec.authoring.restated import restated_constant_warnings
 from flarespec.authoring.shape_lint import NO_SHAPE, shape_issues
 from flarespec.authoring.writer_lint import writer_issues
@@ -99,6 +99,7 @@ def lint_one(ref: str) -> LintResult:
     result.issues.extend(resolved.replacement_issues)
     _compile(resolved, result, _explained_by(dropped, resolved))
     _step(result, "the placeholder check", placeholder_issues, resolved)
+    _step(result, "the placeholder-in-literal check", literal_placeholder_issues, resolved)
     result.issues.extend(writer_issues(result.compiled))  # authoring/writer_lint.py
     _step(result, "the warnings", _warnings, resolved)
     result.issues = blame_overrides(result.issues, resolved.chain)

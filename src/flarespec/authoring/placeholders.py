@@ -13,6 +13,7 @@ Two things are knowable before that:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from flarespec.engine.paths import CompiledJsonPath, PathSyntaxError, compile_template
@@ -23,6 +24,10 @@ from flarespec.compiler.yamlmarks import marked_strings
 
 UNFILLABLE = "spec.unfillable-placeholder"
 UNKNOWN_FIELD = "spec.placeholder-field-unread"
+IN_LITERAL = "spec.placeholder-in-literal"
+# a JSONPath's string literals, and a binding placeholder's start inside one
+_LITERAL = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_BRACED = re.compile(r"\{([A-Za-z_][A-Za-z0-9_-]*)(?:[.@][^{}]*)?\}")
 
 _SECTIONS = ("documents", "iterations", "rules", "metric", "identities", "applies_to")
 
@@ -49,6 +54,32 @@ def placeholder_issues(resolved: ResolvedSpec) -> list[SpecIssue]:
             issue = _judge(name, field, text, mark, constant_fields.get(name), read)
             if issue is not None:
                 issues.append(issue)
+    return issues
+
+
+def literal_placeholder_issues(resolved: ResolvedSpec) -> list[SpecIssue]:
+    """A warning for every binding placeholder written inside a string literal of a
+    JSONPath reference (``$.samples[?@.name=='{family.name}_count']``): braces in a literal
+    are text, so the filter compares with those characters and, on real evidence, selects
+    nothing; only a whole member segment (``.{family.name}``) is filled per binding."""
+    data = resolved.data
+    iterations = data.get("iterations") or {}
+    issues = []
+    for section in _SECTIONS:
+        for text, mark in marked_strings(data.get(section), _key_mark(data, section)):
+            _, separator, path = text.partition(":")
+            if not separator or not path.startswith("$") or "{" not in path:
+                continue
+            for literal in _LITERAL.findall(path):
+                written = [found.group(0) for found in _BRACED.finditer(literal)
+                           if found.group(1) in iterations]
+                if written:
+                    issues.append(SpecIssue(
+                        f"{text!r}: the string literal {literal} holds {', '.join(written)}, "
+                        f"which is text there, never filled: the path compares with those "
+                        f"characters. A binding fills only a whole member segment "
+                        f"(.{written[0]}, docs/spec-language.md, \"Names in a JSONPath\")",
+                        mark, IN_LITERAL, WARNING))
     return issues
 
 

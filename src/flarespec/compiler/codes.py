@@ -58,6 +58,7 @@ CODES: dict[str, str] = {
     "spec.unknown-metadata": "a placeholder's @meta that iterations do not have",
     "spec.unfillable-placeholder": "a placeholder field no value of the iteration has",
     "spec.placeholder-field-unread": "a placeholder field the spec reads nowhere else (warning)",
+    "spec.placeholder-in-literal": "a binding placeholder inside a JSONPath string literal, never filled (warning)",
     "spec.unknown": "a spec reference that is neither a file nor a bundled id",
     "spec.no-applies-to": "no applies_to: the spec is never chosen for a packet (warning)",
     "spec.applies-to-overlap": "this spec's applies_to holds wherever another library spec's does",
