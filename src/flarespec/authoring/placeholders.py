@@ -17,6 +17,7 @@ import re
 from collections import Counter
 
 from flarespec.engine.paths import CompiledJsonPath, PathSyntaxError, compile_template
+from flarespec.engine.placeholders import parse_placeholder
 from flarespec.compiler.errors import ERROR, WARNING, SpecIssue, did_you_mean
 from flarespec.compiler.references import referenced_members
 from flarespec.compiler.resolve import ResolvedSpec
@@ -25,9 +26,10 @@ from flarespec.compiler.yamlmarks import marked_strings
 UNFILLABLE = "spec.unfillable-placeholder"
 UNKNOWN_FIELD = "spec.placeholder-field-unread"
 IN_LITERAL = "spec.placeholder-in-literal"
-# a JSONPath's string literals, and a binding placeholder's start inside one
+# a JSONPath's string literals (RFC 9535: quoted, backslash escapes), and a brace pair in
+# one, whose inner text engine/placeholders.py parses (the one placeholder grammar)
 _LITERAL = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
-_BRACED = re.compile(r"\{([A-Za-z_][A-Za-z0-9_-]*)(?:[.@][^{}]*)?\}")
+_BRACES = re.compile(r"\{([^{}]*)\}")
 
 _SECTIONS = ("documents", "iterations", "rules", "metric", "identities", "applies_to")
 
@@ -71,8 +73,8 @@ def literal_placeholder_issues(resolved: ResolvedSpec) -> list[SpecIssue]:
             if not separator or not path.startswith("$") or "{" not in path:
                 continue
             for literal in _LITERAL.findall(path):
-                written = [found.group(0) for found in _BRACED.finditer(literal)
-                           if found.group(1) in iterations]
+                written = [found.group(0) for found in _BRACES.finditer(literal)
+                           if _binding(found.group(1)) in iterations]
                 if written:
                     issues.append(SpecIssue(
                         f"{text!r}: the string literal {literal} holds {', '.join(written)}, "
@@ -81,6 +83,15 @@ def literal_placeholder_issues(resolved: ResolvedSpec) -> list[SpecIssue]:
                         f"(.{written[0]}, docs/spec-language.md, \"Names in a JSONPath\")",
                         mark, IN_LITERAL, WARNING))
     return issues
+
+
+def _binding(inner: str) -> str | None:
+    """The iteration a placeholder's inner text reads, or None when it is no binding
+    placeholder (a reference, or text that is no placeholder at all)."""
+    try:
+        return parse_placeholder(inner).name
+    except PathSyntaxError:
+        return None
 
 
 def _judge(name, field, text, mark, fields: set | None, read: Counter) -> SpecIssue | None:
